@@ -1,0 +1,347 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import type { ResolvedConfig } from "../../shared/config.js";
+import { CodememError } from "../../shared/errors.js";
+import { log } from "../../shared/log.js";
+import { stateDirs } from "../../shared/paths.js";
+import { LocalStore, type BuildDelta, type FileRow } from "../store/local.js";
+import { detectCommunities, nameCommunities } from "./communities.js";
+import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
+import type { Embedder } from "./embed/embedder.js";
+import { graphSourceOf, runExternalGenerator } from "./external.js";
+import { readGraphFile, writeGraphFile } from "./graph-file.js";
+import { languageForPath } from "./languages/registry.js";
+import { ParsePool } from "./parse-pool.js";
+import { resolveGraph, type NodeRecord } from "./resolve.js";
+import type { FileExtract, GraphEdge } from "./types.js";
+import { discover, inspectContent, type Skipped } from "./walk.js";
+
+export const INDEX_VERSION = "1";
+
+export interface BuildProgress {
+  phase: "scan" | "parse" | "resolve" | "embed" | "write";
+  done: number;
+  total: number;
+}
+
+export interface BuildOptions {
+  force?: boolean;
+  optimize?: boolean;
+  embedder: Embedder;
+  pool?: ParsePool;
+  onProgress?: (p: BuildProgress) => void;
+}
+
+export interface BuildResult {
+  nodes_processed: number;
+  nodes_embedded: number;
+  communities: number;
+  time_elapsed: number;
+  node_count: number;
+  edge_count: number;
+  files_indexed: number;
+  files_changed: number;
+  files_removed: number;
+  files_skipped: number;
+  skipped: Skipped[];
+  graph_source: "builtin" | "external";
+  embedder: string;
+  index_version: string;
+}
+
+/** Full or incremental build of one project's index. The caller ensures one build at a time. */
+export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promise<BuildResult> {
+  const t0 = performance.now();
+  const dirs = stateDirs(cfg.root);
+  const embedder = opts.embedder;
+  const progress = opts.onProgress ?? (() => {});
+  const source = graphSourceOf(cfg);
+
+  // The previous index stays untouched until the final transaction; any error before that leaves it intact.
+  const existed = LocalStore.exists(dirs.dbFile);
+  let store = LocalStore.open(dirs.dbFile, { create: true, dim: embedder.dim });
+  try {
+    const builtWith = store.meta("embedder");
+    const storedDim = Number(store.meta("dim"));
+    let force = !!opts.force || !existed || !builtWith;
+    if (builtWith && builtWith !== embedder.id) {
+      if (!opts.force) {
+        throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
+      }
+    }
+    if (force && storedDim !== embedder.dim) {
+      // A new vector width needs a new file: build it beside the old one and swap at the end.
+      store.close();
+      fs.rmSync(dirs.dbFile + ".new", { force: true });
+      store = LocalStore.open(dirs.dbFile + ".new", { create: true, dim: embedder.dim });
+      force = true;
+    }
+
+    progress({ phase: "scan", done: 0, total: 0 });
+    const found = discover(cfg);
+    const skipped = [...found.skipped];
+    const previous = new Map(store.files().map((f) => [f.path, f]));
+    const changed: { row: FileRow; source: string }[] = [];
+    const current = new Set<string>();
+    for (const c of found.files) {
+      const prev = previous.get(c.path);
+      if (!force && prev && prev.size === c.size && prev.mtime_ms === c.mtimeMs) {
+        current.add(c.path);
+        continue;
+      }
+      let buf: Buffer;
+      try {
+        buf = fs.readFileSync(c.abs);
+      } catch (err) {
+        skipped.push({ path: c.path, reason: "unreadable", detail: (err as NodeJS.ErrnoException).code });
+        continue;
+      }
+      const bad = inspectContent(c.path, buf);
+      if (bad) {
+        skipped.push({ path: c.path, ...bad });
+        continue;
+      }
+      current.add(c.path);
+      const hash = createHash("sha1").update(buf).digest("hex");
+      const row: FileRow = { path: c.path, hash, size: c.size, language: c.language.id, tokens: 0, line_count: 0, mtime_ms: c.mtimeMs };
+      if (!force && prev && prev.hash === hash) {
+        // Touched but identical: refresh mtime only, no re-parse.
+        changed.push({ row: { ...prev, mtime_ms: c.mtimeMs }, source: "" });
+        continue;
+      }
+      changed.push({ row, source: buf.toString("utf8") });
+    }
+    const removed = [...previous.keys()].filter((p) => !current.has(p));
+    const toParse = changed.filter((c) => c.source !== "");
+
+    // Parse what changed; keep the stored extracts of everything else.
+    const pool = opts.pool ?? new ParsePool(cfg.build.workers);
+    let fresh: FileExtract[] = [];
+    try {
+      progress({ phase: "parse", done: 0, total: toParse.length });
+      const r = await pool.extractAll(
+        toParse.map((c) => ({ path: c.row.path, language: c.row.language as FileExtract["language"], source: c.source })),
+        (n) => progress({ phase: "parse", done: n, total: toParse.length }),
+      );
+      fresh = r.extracts;
+      for (const f of r.failed) skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
+    } finally {
+      if (!opts.pool) await pool.close();
+    }
+    const freshByPath = new Map(fresh.map((e) => [e.path, e]));
+    const upserts: { row: FileRow; extract: FileExtract }[] = [];
+    const stored = force ? [] : store.extracts();
+    const extracts = new Map<string, FileExtract>();
+    for (const e of stored) if (current.has(e.path)) extracts.set(e.path, e);
+    for (const c of changed) {
+      const e = freshByPath.get(c.row.path) ?? (c.source === "" ? extracts.get(c.row.path) : undefined);
+      if (!e) {
+        if (c.source !== "") removed.push(c.row.path); // failed to parse: treat as gone
+        continue;
+      }
+      extracts.set(e.path, e);
+      upserts.push({ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: e });
+    }
+    const touched = new Set([...toParse.map((c) => c.row.path), ...removed].filter((p) => freshByPath.has(p) || removed.includes(p)));
+
+    progress({ phase: "resolve", done: 0, total: extracts.size });
+    let nodes: NodeRecord[];
+    let edges: GraphEdge[];
+    let communityOf: Map<string, number>;
+    let communities;
+    if (source === "external") {
+      await runExternalGenerator(cfg);
+      const ext = loadExternal(cfg, extracts);
+      nodes = ext.nodes;
+      edges = ext.edges;
+      communityOf = ext.communityOf;
+      communities = ext.communities;
+      for (const n of nodes) touched.add(n.file_path); // the external graph replaces every node
+    } else {
+      ({ nodes, edges } = resolveGraph([...extracts.values()]));
+      const prevCommunities = force || opts.optimize ? undefined : store.allNodes();
+      const churn = touched.size / Math.max(1, extracts.size);
+      if (!prevCommunities || prevCommunities.length === 0 || churn > 0.1) {
+        ({ communityOf, communities } = detectCommunities(nodes, edges));
+      } else {
+        communityOf = carryCommunities(nodes, edges, new Map(prevCommunities.map((n) => [n.id, n.community])));
+        communities = nameCommunities(nodes, degreeMap(edges), communityOf);
+      }
+    }
+
+    // Embed only nodes whose text changed; reuse stored vectors otherwise.
+    const children = childNamesByParent(nodes);
+    const prevHashes = force ? new Map() : store.nodeHashes([...touched]);
+    const delta: BuildDelta["nodes"] = [];
+    const toEmbed: { i: number; text: string }[] = [];
+    for (const n of nodes) {
+      if (!touched.has(n.file_path)) continue;
+      const text = embeddingText(n, children.get(n.id) ?? []);
+      const lexical = lexicalFields(n, children.get(n.id) ?? []);
+      const h = textHash(text, lexical);
+      const prev = prevHashes.get(n.id);
+      const reused = prev && prev.textHash === h ? store.vector(prev.rowid) : undefined;
+      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0) });
+      if (!reused) toEmbed.push({ i: delta.length - 1, text });
+    }
+    const batch = cfg.build.batchSize;
+    for (let s = 0; s < toEmbed.length; s += batch) {
+      const slice = toEmbed.slice(s, s + batch);
+      const vecs = await embedder.embed(slice.map((x) => x.text));
+      slice.forEach((x, k) => (delta[x.i].vector = vecs[k]));
+      progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
+    }
+
+    progress({ phase: "write", done: 0, total: 1 });
+    const oldEdges = force ? [] : store.edges();
+    const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
+    const oldKeys = new Set(oldEdges.map(key));
+    const newKeys = new Set(edges.map(key));
+    const totalTokens = [...extracts.values()].reduce((s, e) => s + e.tokens, 0);
+    const builtAt = new Date().toISOString();
+    store.apply({
+      removedFiles: removed,
+      upsertFiles: upserts,
+      nodes: delta,
+      edgesAdded: edges.filter((e) => !oldKeys.has(key(e))),
+      edgesRemoved: oldEdges.filter((e) => !newKeys.has(key(e))),
+      communities,
+      communityOf,
+      meta: {
+        embedder: embedder.id,
+        built_at: builtAt,
+        graph_source: source,
+        index_version: INDEX_VERSION,
+        total_tokens: String(totalTokens),
+        node_count: String(nodes.length),
+        edge_count: String(edges.length),
+        file_count: String(extracts.size),
+        project_name: cfg.root.split("/").pop() ?? "",
+      },
+    });
+    if (opts.optimize) store.optimize();
+    const isNew = store.file !== dirs.dbFile;
+    store.close();
+    if (isNew) {
+      for (const s of ["-wal", "-shm"]) fs.rmSync(dirs.dbFile + s, { force: true });
+      fs.renameSync(dirs.dbFile + ".new", dirs.dbFile);
+    }
+
+    if (source === "builtin") {
+      for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
+      writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
+    }
+    const result: BuildResult = {
+      nodes_processed: delta.length,
+      nodes_embedded: toEmbed.length,
+      communities: communities.length,
+      time_elapsed: Math.round(performance.now() - t0) / 1000,
+      node_count: nodes.length,
+      edge_count: edges.length,
+      files_indexed: extracts.size,
+      files_changed: toParse.length,
+      files_removed: removed.length,
+      files_skipped: skipped.length,
+      skipped,
+      graph_source: source,
+      embedder: embedder.id,
+      index_version: INDEX_VERSION,
+    };
+    log.debug("build finished", { ...result, skipped: skipped.length });
+    return result;
+  } finally {
+    store.close();
+  }
+}
+
+function degreeMap(edges: GraphEdge[]): Map<string, number> {
+  const d = new Map<string, number>();
+  for (const e of edges) {
+    d.set(e.source, (d.get(e.source) ?? 0) + 1);
+    d.set(e.target, (d.get(e.target) ?? 0) + 1);
+  }
+  return d;
+}
+
+/** Keeps existing nodes in their community; new nodes join the community their neighbours and file share. */
+function carryCommunities(nodes: NodeRecord[], edges: GraphEdge[], prev: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const n of nodes) {
+    const c = prev.get(n.id);
+    if (c !== undefined && c >= 0) out.set(n.id, c);
+  }
+  const adj = new Map<string, string[]>();
+  for (const e of edges) {
+    (adj.get(e.source) ?? adj.set(e.source, []).get(e.source)!).push(e.target);
+    (adj.get(e.target) ?? adj.set(e.target, []).get(e.target)!).push(e.source);
+  }
+  const fileVotes = new Map<string, Map<number, number>>();
+  for (const n of nodes) {
+    const c = out.get(n.id);
+    if (c === undefined) continue;
+    const m = fileVotes.get(n.file_path) ?? new Map<number, number>();
+    m.set(c, (m.get(c) ?? 0) + 1);
+    fileVotes.set(n.file_path, m);
+  }
+  for (let pass = 0; pass < 2; pass++) {
+    for (const n of nodes) {
+      if (out.has(n.id)) continue;
+      const votes = new Map<number, number>();
+      for (const nb of adj.get(n.id) ?? []) {
+        const c = out.get(nb);
+        if (c !== undefined) votes.set(c, (votes.get(c) ?? 0) + 1);
+      }
+      for (const [c, v] of fileVotes.get(n.file_path) ?? []) votes.set(c, (votes.get(c) ?? 0) + 0.5 * v);
+      const best = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+      if (best) out.set(n.id, best[0]);
+    }
+  }
+  const fallback = Math.max(-1, ...out.values()) + 1;
+  for (const n of nodes) if (!out.has(n.id)) out.set(n.id, fallback);
+  return out;
+}
+
+/** Nodes of the external generator's graph, with line ranges and code from our own parse of their files. */
+function loadExternal(cfg: ResolvedConfig, byPath: Map<string, FileExtract>) {
+  const g = readGraphFile(stateDirs(cfg.root).graphFile);
+  const nodes: NodeRecord[] = g.nodes.map((n) => {
+    const ex = byPath.get(n.file_path);
+    const def = ex?.defs.find((d) => d.name === n.name);
+    let lineStart = def?.lineStart ?? 1;
+    let lineEnd = def?.lineEnd ?? 1;
+    let code = def?.code ?? "";
+    if (!def) {
+      // Not a symbol our grammars know: find its first mention in the file.
+      try {
+        const text = fs.readFileSync(`${cfg.root}/${n.file_path}`, "utf8");
+        const lines = text.split("\n");
+        const idx = lines.findIndex((l) => new RegExp(`\\b${n.name.replace(/[^\w]/g, "")}\\b`).test(l));
+        if (idx >= 0) {
+          lineStart = idx + 1;
+          lineEnd = Math.min(lines.length, idx + 30);
+          code = lines.slice(idx, idx + 30).join("\n").slice(0, 1600);
+        }
+      } catch {
+        // the node points at a file we cannot read: keep it, without code
+      }
+    }
+    return {
+      ...n,
+      type: n.type,
+      description: n.description || def?.docstring.split("\n")[0] || `${n.type} ${n.name}`,
+      qualified_name: (n as { qualified_name?: string }).qualified_name ?? def?.qualifiedName ?? n.name,
+      signature: (n as { signature?: string }).signature ?? def?.signature ?? "",
+      docstring: def?.docstring ?? n.description ?? "",
+      line_start: (n as { line_start?: number }).line_start ?? lineStart,
+      line_end: (n as { line_end?: number }).line_end ?? lineEnd,
+      language: languageForPath(n.file_path)?.id ?? "unknown",
+      code,
+      bases: [],
+      community: n.community,
+    };
+  });
+  const communityOf = new Map(nodes.map((n) => [n.id, n.community]));
+  const communities = g.communities.length ? g.communities : nameCommunities(nodes, degreeMap(g.edges), communityOf);
+  return { nodes, edges: g.edges, communityOf, communities };
+}
+

@@ -1,0 +1,8 @@
+export interface Embedder {
+  /** Stable identity recorded in the index, e.g. "builtin-hash-v1:384" or "hf:<model-name>:<dim>". */
+  readonly id: string;
+  readonly dim: number;
+  /** L2-normalised vectors, one per text, same order. */
+  embed(texts: string[]): Promise<Float32Array[]>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,189 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
+import { countTokens } from "../../shared/tokens.js";
+import type { LanguageSpec } from "./languages/language.js";
+import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
+
+const CODE_CAP = 1600; // chars of source kept per definition (classes keep their head)
+const DOC_CAP = 1200;
+const SIGNATURE_CAP = 300;
+const CONTAINERS = new Set(["class", "interface", "struct", "enum", "impl"]);
+
+const wasmDir = path.join(path.dirname(createRequire(import.meta.url).resolve("@vscode/tree-sitter-wasm/package.json")), "wasm");
+
+interface Loaded {
+  parser: Parser;
+  query: Query;
+}
+
+interface Found {
+  kind: NodeKind | "impl";
+  node: TSNode;
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** Parses files with tree-sitter and extracts definitions, calls and imports. Grammars load lazily. */
+export class Extractor {
+  private loaded = new Map<LanguageId, Promise<Loaded>>();
+  private static init: Promise<void> | undefined;
+
+  private load(spec: LanguageSpec): Promise<Loaded> {
+    let p = this.loaded.get(spec.id);
+    if (!p) {
+      p = (async () => {
+        Extractor.init ??= Parser.init();
+        await Extractor.init;
+        const lang = await Language.load(path.join(wasmDir, spec.grammar));
+        const parser = new Parser();
+        parser.setLanguage(lang);
+        return { parser, query: new Query(lang, spec.query) };
+      })();
+      this.loaded.set(spec.id, p);
+    }
+    return p;
+  }
+
+  async extract(filePath: string, source: string, spec: LanguageSpec): Promise<FileExtract> {
+    const { parser, query } = await this.load(spec);
+    const tree = parser.parse(source);
+    if (!tree) throw new Error(`tree-sitter could not parse ${filePath}`);
+    try {
+      return this.walk(filePath, source, spec, tree.rootNode, query);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  private walk(filePath: string, source: string, spec: LanguageSpec, root: TSNode, query: Query): FileExtract {
+    const found: Found[] = [];
+    const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
+    for (const m of query.matches(root)) {
+      let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
+      for (const c of m.captures) {
+        if (c.name.startsWith("def.")) {
+          def = c.node;
+          kind = c.name.slice(4);
+        } else if (c.name === "name") name = c.node;
+        else if (c.name === "call") call = c.node;
+        else if (c.name === "call.name") callName = c.node;
+        else if (c.name === "call.receiver") receiver = c.node;
+      }
+      if (def && kind && name) {
+        const n = kind === "impl" ? implName(name.text) : name.text;
+        found.push({ kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: def.endIndex });
+      } else if (call && callName) {
+        callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, line: call.startPosition.row + 1 });
+      }
+    }
+    found.sort((a, b) => a.start - b.start || b.end - a.end);
+
+    // Sweep definitions in source order with a stack of open containers/functions.
+    const defs: RawDef[] = [];
+    const stack: { end: number; kind: string; index: number; qualified: string; receiver?: string }[] = [];
+    const ownerAt: { start: number; end: number; index: number }[] = [];
+    for (const f of found) {
+      while (stack.length && stack[stack.length - 1].end <= f.start) stack.pop();
+      const top = stack[stack.length - 1];
+      if (top && top.end >= f.end && top.kind !== "impl" && !CONTAINERS.has(top.kind)) {
+        continue; // nested helper inside a function: its calls count for the enclosing function
+      }
+      if (f.kind === "impl") {
+        stack.push({ end: f.end, kind: "impl", index: -1, qualified: f.name, receiver: f.name });
+        continue;
+      }
+      let kind: NodeKind = f.kind;
+      let parent = -1;
+      let qualified = f.name;
+      let receiverType = spec.receiverType?.(f.node);
+      if (top && top.end >= f.end) {
+        if (kind === "function") kind = "method";
+        parent = top.index;
+        qualified = `${top.qualified}.${f.name}`;
+        if (top.kind === "impl") receiverType = top.receiver;
+      } else if (receiverType) {
+        qualified = `${receiverType}.${f.name}`;
+      } else if (kind === "method") {
+        kind = "function"; // a method of an object literal at file level
+      }
+      const index = defs.length;
+      defs.push({
+        kind,
+        name: f.name,
+        qualifiedName: qualified,
+        lineStart: f.node.startPosition.row + 1,
+        lineEnd: f.node.endPosition.row + 1,
+        signature: signatureOf(f.node, source),
+        docstring: spec.docstring(f.node, kind).slice(0, DOC_CAP),
+        parent,
+        bases: CONTAINERS.has(kind) || f.kind === "class" ? spec.bases(f.node) : [],
+        receiverType,
+        code: source.slice(f.start, Math.min(f.end, f.start + CODE_CAP)),
+      });
+      stack.push({ end: f.end, kind, index, qualified });
+      ownerAt.push({ start: f.start, end: f.end, index });
+    }
+    // Impl blocks with a trait name the trait as a base of the receiver type.
+    for (const f of found) {
+      if (f.kind !== "impl") continue;
+      const traits = spec.bases(f.node);
+      const target = defs.find((d) => d.name === f.name && CONTAINERS.has(d.kind));
+      if (target) target.bases.push(...traits);
+    }
+
+    const calls: RawCall[] = [];
+    callSites.sort((a, b) => a.start - b.start);
+    const open: { end: number; index: number }[] = [];
+    let oi = 0;
+    for (const c of callSites) {
+      while (oi < ownerAt.length && ownerAt[oi].start <= c.start) open.push(ownerAt[oi++]);
+      while (open.length && open[open.length - 1].end <= c.start) open.pop();
+      // The innermost open definition that still spans the call owns it.
+      let caller = -1;
+      for (let i = open.length - 1; i >= 0; i--) {
+        if (open[i].end > c.start) {
+          caller = open[i].index;
+          break;
+        }
+      }
+      calls.push({ caller, name: c.name, receiver: c.receiver, line: c.line });
+    }
+
+    return {
+      path: filePath,
+      language: spec.id,
+      packageName: spec.packageName?.(root, filePath),
+      moduleDoc: spec.moduleDoc(root).slice(0, DOC_CAP),
+      lineCount: root.endPosition.row + 1,
+      defs,
+      calls,
+      imports: spec.imports(root),
+      tokens: countTokens(source),
+    };
+  }
+}
+
+function implName(text: string): string {
+  const m = text.replace(/<.*$/s, "").match(/[A-Za-z_][A-Za-z0-9_]*$/);
+  return m ? m[0] : text;
+}
+
+function signatureOf(def: TSNode, source: string): string {
+  let body = def.childForFieldName("body");
+  if (!body && (def.type === "lexical_declaration" || def.type === "variable_declaration")) {
+    body = def.namedChildren[0]?.childForFieldName("value")?.childForFieldName("body") ?? null;
+  } else if (!body) {
+    body = def.childForFieldName("value")?.childForFieldName("body") ?? null;
+  }
+  let text: string;
+  if (body && body.startIndex > def.startIndex) text = source.slice(def.startIndex, body.startIndex);
+  else {
+    const nl = source.indexOf("\n", def.startIndex);
+    text = source.slice(def.startIndex, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
+  }
+  text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>$/, "").trim();
+  if (def.type === "type_spec") text = `type ${text}`;
+  return text.length > SIGNATURE_CAP ? text.slice(0, SIGNATURE_CAP) + "…" : text;
+}

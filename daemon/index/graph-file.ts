@@ -1,0 +1,77 @@
+import fs from "node:fs";
+import { CodememError } from "../../shared/errors.js";
+import { writeFileAtomic } from "../../shared/paths.js";
+import type { CodeGraph, GraphCommunity, GraphEdge, GraphNode } from "./types.js";
+
+export const BUILTIN_GENERATOR = "codemem-builtin";
+
+/** Writes graph.json in the spec's format (extra fields included) so readers never see half a file. */
+export function writeGraphFile(file: string, graph: CodeGraph, meta: Record<string, unknown>): void {
+  const body = {
+    generator: BUILTIN_GENERATOR,
+    ...meta,
+    nodes: graph.nodes,
+    edges: graph.edges,
+    communities: graph.communities,
+  };
+  writeFileAtomic(file, JSON.stringify(body));
+}
+
+/** Reads and validates a graph.json (ours or the external generator's); errors name the file and the fault. */
+export function readGraphFile(file: string): CodeGraph & { generator?: string } {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    throw new CodememError("GRAPH_MISSING", `The code graph ${file} does not exist; run \`codegraph update <project>\` first, or set [build] graph_source = "builtin" in codemem.toml.`, { file });
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new CodememError("GRAPH_MALFORMED", `The code graph ${file} is not valid JSON (${(err as Error).message}); regenerate it with \`codegraph update <project>\`.`, { file });
+  }
+  const bad = (what: string): never => {
+    throw new CodememError("GRAPH_MALFORMED", `The code graph ${file} is malformed: ${what}; regenerate it with \`codegraph update <project>\`.`, { file });
+  };
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) bad("the top level must be an object with nodes, edges and communities");
+  const d = doc as Record<string, unknown>;
+  if (!Array.isArray(d.nodes)) bad('"nodes" must be an array');
+  if (d.edges !== undefined && !Array.isArray(d.edges)) bad('"edges" must be an array');
+  if (d.communities !== undefined && !Array.isArray(d.communities)) bad('"communities" must be an array');
+  const nodes: GraphNode[] = [];
+  const ids = new Set<string>();
+  (d.nodes as unknown[]).forEach((n, i) => {
+    const o = n as Record<string, unknown>;
+    if (typeof o !== "object" || o === null) bad(`nodes[${i}] is not an object`);
+    if (typeof o.id !== "string" || !o.id) bad(`nodes[${i}].id must be a non-empty string`);
+    if (typeof o.name !== "string") bad(`nodes[${i}].name must be a string`);
+    if (typeof o.file_path !== "string") bad(`nodes[${i}].file_path must be a string`);
+    if (o.community !== undefined && (typeof o.community !== "number" || !Number.isInteger(o.community))) bad(`nodes[${i}].community must be an integer`);
+    if (ids.has(o.id as string)) bad(`node id "${o.id}" appears twice`);
+    ids.add(o.id as string);
+    nodes.push({
+      ...(o as object),
+      id: o.id as string,
+      name: o.name as string,
+      type: (typeof o.type === "string" ? o.type : "function") as GraphNode["type"],
+      file_path: (o.file_path as string).replace(/\\/g, "/").replace(/^\.\//, ""),
+      description: typeof o.description === "string" ? o.description : "",
+      community: (o.community as number | undefined) ?? -1,
+    } as GraphNode);
+  });
+  const edges: GraphEdge[] = [];
+  ((d.edges as unknown[]) ?? []).forEach((e, i) => {
+    const o = e as Record<string, unknown>;
+    if (typeof o !== "object" || o === null || typeof o.source !== "string" || typeof o.target !== "string") bad(`edges[${i}] needs string source and target`);
+    if (!ids.has(o.source as string) || !ids.has(o.target as string)) return; // dangling edges are dropped, not fatal
+    edges.push({ source: o.source as string, target: o.target as string, type: typeof o.type === "string" ? o.type : "calls" });
+  });
+  const communities: GraphCommunity[] = [];
+  ((d.communities as unknown[]) ?? []).forEach((c, i) => {
+    const o = c as Record<string, unknown>;
+    if (typeof o !== "object" || o === null || typeof o.id !== "number") bad(`communities[${i}].id must be an integer`);
+    communities.push({ id: o.id as number, name: typeof o.name === "string" ? o.name : `community ${o.id}`, description: typeof o.description === "string" ? o.description : "" });
+  });
+  return { nodes, edges, communities, generator: typeof d.generator === "string" ? d.generator : undefined };
+}

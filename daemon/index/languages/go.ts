@@ -1,0 +1,73 @@
+import type { Node as TSNode } from "web-tree-sitter";
+import type { RawImport } from "../types.js";
+import { bareTypeName, cleanComment, leadingComment, unquote, type LanguageSpec } from "./language.js";
+
+const QUERY = `
+(function_declaration name: (identifier) @name) @def.function
+(method_declaration name: (field_identifier) @name) @def.method
+(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(type_spec name: (type_identifier) @name type: [(type_identifier) (qualified_type) (function_type) (map_type) (slice_type) (array_type) (pointer_type) (channel_type) (generic_type)]) @def.type
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (selector_expression operand: (_) @call.receiver field: (field_identifier) @call.name)) @call
+`;
+
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  for (const decl of root.namedChildren) {
+    if (!decl || decl.type !== "import_declaration") continue;
+    const specs = decl.descendantsOfType("import_spec");
+    for (const s of specs) {
+      if (!s) continue;
+      const p = s.childForFieldName("path");
+      if (!p) continue;
+      const alias = s.childForFieldName("name")?.text;
+      out.push({ module: unquote(p.text), names: [], alias, line: s.startPosition.row + 1 });
+    }
+  }
+  return out;
+}
+
+export const go: LanguageSpec = {
+  id: "go",
+  extensions: [".go"],
+  grammar: "tree-sitter-go.wasm",
+  query: QUERY,
+  docstring(def) {
+    // A type_spec's comment sits above its type_declaration.
+    const holder = def.type === "type_spec" && def.parent?.type === "type_declaration" ? def.parent : def;
+    return leadingComment(holder);
+  },
+  bases(def) {
+    // Embedded types in a struct or interface act as bases.
+    const t = def.childForFieldName("type");
+    if (!t) return [];
+    const out: string[] = [];
+    if (t.type === "struct_type") {
+      for (const f of t.descendantsOfType("field_declaration")) {
+        if (f && !f.childForFieldName("name")) {
+          const ty = f.childForFieldName("type");
+          if (ty) out.push(bareTypeName(ty.text));
+        }
+      }
+    } else if (t.type === "interface_type") {
+      for (const c of t.namedChildren) if (c && c.type === "type_elem") out.push(bareTypeName(c.text));
+    }
+    return out;
+  },
+  imports: importsOf,
+  receiverType(def) {
+    const r = def.childForFieldName("receiver");
+    const p = r?.namedChildren[0]?.childForFieldName("type");
+    return p ? bareTypeName(p.text) : undefined;
+  },
+  packageName(root) {
+    const clause = root.namedChildren.find((c) => c?.type === "package_clause");
+    return clause?.namedChildren[0]?.text;
+  },
+  moduleDoc(root) {
+    const clause = root.namedChildren.find((c) => c?.type === "package_clause");
+    return clause ? leadingComment(clause) : cleanComment("");
+  },
+  selfNames: [],
+};

@@ -1,0 +1,82 @@
+import type { Node as TSNode } from "web-tree-sitter";
+import type { RawImport } from "../types.js";
+import { bareTypeName, unquote, type LanguageSpec } from "./language.js";
+
+const QUERY = `
+(function_definition name: (identifier) @name) @def.function
+(class_definition name: (identifier) @name) @def.class
+(call function: (identifier) @call.name) @call
+(call function: (attribute object: (_) @call.receiver attribute: (identifier) @call.name)) @call
+`;
+
+function blockDocstring(body: TSNode | null): string {
+  const first = body?.namedChildren[0];
+  if (!first || first.type !== "expression_statement") return "";
+  const str = first.namedChildren[0];
+  if (!str || str.type !== "string") return "";
+  return dedent(unquote(str.text));
+}
+
+function dedent(s: string): string {
+  const lines = s.split("\n");
+  const indents = lines.slice(1).filter((l) => l.trim()).map((l) => l.match(/^\s*/)![0].length);
+  const cut = indents.length ? Math.min(...indents) : 0;
+  return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(cut))].join("\n").trim();
+}
+
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  const visit = (n: TSNode) => {
+    const line = n.startPosition.row + 1;
+    if (n.type === "import_statement") {
+      for (const c of n.namedChildren) {
+        if (!c) continue;
+        if (c.type === "dotted_name") out.push({ module: c.text, names: [], line });
+        else if (c.type === "aliased_import") {
+          const name = c.childForFieldName("name")?.text ?? "";
+          out.push({ module: name, names: [], alias: c.childForFieldName("alias")?.text, line });
+        }
+      }
+    } else if (n.type === "import_from_statement") {
+      const mod = n.childForFieldName("module_name")?.text ?? "";
+      const names: { name: string; alias: string }[] = [];
+      for (const c of n.childrenForFieldName("name")) {
+        if (!c) continue;
+        if (c.type === "aliased_import") {
+          const name = c.childForFieldName("name")?.text ?? "";
+          names.push({ name, alias: c.childForFieldName("alias")?.text ?? name });
+        } else names.push({ name: c.text, alias: c.text });
+      }
+      out.push({ module: mod, names, line });
+    } else if (n.type === "if_statement" || n.type === "try_statement" || n.type === "block" || n.type.endsWith("_clause")) {
+      // Imports guarded by try/except ImportError or `if TYPE_CHECKING:` still bind names.
+      for (const c of n.namedChildren) if (c) visit(c);
+    }
+  };
+  for (const c of root.namedChildren) if (c) visit(c);
+  return out;
+}
+
+export const python: LanguageSpec = {
+  id: "python",
+  extensions: [".py", ".pyi"],
+  grammar: "tree-sitter-python.wasm",
+  query: QUERY,
+  docstring: (def) => blockDocstring(def.childForFieldName("body")),
+  bases(def) {
+    const sup = def.childForFieldName("superclasses");
+    if (!sup) return [];
+    return sup.namedChildren
+      .filter((c): c is TSNode => !!c && (c.type === "identifier" || c.type === "attribute"))
+      .map((c) => bareTypeName(c.text));
+  },
+  imports: importsOf,
+  moduleDoc: (root) => blockDocstring(root),
+  packageName: (_root, path) =>
+    path
+      .replace(/\.pyi?$/, "")
+      .replace(/\/__init__$/, "")
+      .split("/")
+      .join("."),
+  selfNames: ["self", "cls"],
+};

@@ -1,0 +1,25 @@
+import path from "node:path";
+import type { LanguageId } from "../types.js";
+import { go } from "./go.js";
+import { java } from "./java.js";
+import type { LanguageSpec } from "./language.js";
+import { python } from "./python.js";
+import { rust } from "./rust.js";
+import { javascript, tsx, typescript } from "./typescript.js";
+
+/** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java];
+
+const byExt = new Map<string, LanguageSpec>();
+for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);
+
+export function languageForPath(p: string): LanguageSpec | undefined {
+  if (p.endsWith(".d.ts")) return undefined; // declarations duplicate the implementation's symbols
+  return byExt.get(path.extname(p).toLowerCase());
+}
+
+export function languageById(id: LanguageId): LanguageSpec {
+  const l = LANGUAGES.find((x) => x.id === id);
+  if (!l) throw new Error(`unknown language ${id}`);
+  return l;
+}

@@ -1,0 +1,134 @@
+import type { Node as TSNode } from "web-tree-sitter";
+import type { RawImport } from "../types.js";
+import { bareTypeName, leadingComment, unquote, type LanguageSpec } from "./language.js";
+
+const FUNCTION_VALUE = "[(arrow_function) (function_expression) (generator_function)]";
+
+const CALLS = `
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (member_expression object: (_) @call.receiver property: (property_identifier) @call.name)) @call
+(new_expression constructor: (identifier) @call.name) @call
+`;
+
+const TS_QUERY = `
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(class_declaration name: (type_identifier) @name) @def.class
+(abstract_class_declaration name: (type_identifier) @name) @def.class
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @def.method
+(abstract_method_signature name: (property_identifier) @name) @def.method
+(interface_declaration name: (type_identifier) @name) @def.interface
+(type_alias_declaration name: (type_identifier) @name) @def.type
+(enum_declaration name: (identifier) @name) @def.enum
+(lexical_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
+(variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
+(public_field_definition name: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
+${CALLS}`;
+
+const JS_QUERY = `
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(class_declaration name: (identifier) @name) @def.class
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @def.method
+(lexical_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
+(variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
+(field_definition property: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
+${CALLS}`;
+
+function docstring(def: TSNode): string {
+  // JSDoc sits above the export statement when the definition is exported.
+  let holder = def;
+  if (holder.parent?.type === "export_statement") holder = holder.parent;
+  return leadingComment(holder);
+}
+
+function bases(def: TSNode): string[] {
+  const out: string[] = [];
+  for (const h of def.descendantsOfType(["class_heritage", "extends_type_clause"])) {
+    if (!h) continue;
+    for (const c of h.descendantsOfType(["identifier", "type_identifier", "member_expression"])) {
+      if (c && c.parent && (c.parent.type === "extends_clause" || c.parent.type === "implements_clause" || c.parent.type === "class_heritage" || c.parent.type === "extends_type_clause" || c.parent.type === "generic_type")) {
+        out.push(bareTypeName(c.text));
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  for (const st of root.namedChildren) {
+    if (!st) continue;
+    const line = st.startPosition.row + 1;
+    if (st.type === "import_statement" || (st.type === "export_statement" && st.childForFieldName("source"))) {
+      const src = st.childForFieldName("source");
+      if (!src) continue;
+      const names: { name: string; alias: string }[] = [];
+      let alias: string | undefined;
+      for (const spec of st.descendantsOfType(["import_specifier", "export_specifier"])) {
+        if (!spec) continue;
+        const name = spec.childForFieldName("name")?.text ?? "";
+        names.push({ name, alias: spec.childForFieldName("alias")?.text ?? name });
+      }
+      const clause = st.namedChildren.find((c) => c?.type === "import_clause");
+      if (clause) {
+        for (const c of clause.namedChildren) {
+          if (!c) continue;
+          if (c.type === "identifier") names.push({ name: "default", alias: c.text });
+          if (c.type === "namespace_import") alias = c.namedChildren[0]?.text;
+        }
+      }
+      out.push({ module: unquote(src.text), names, alias, line });
+    } else if (st.type === "lexical_declaration" || st.type === "variable_declaration") {
+      // const x = require("./y")
+      for (const d of st.namedChildren) {
+        const v = d?.childForFieldName("value");
+        if (v?.type === "call_expression" && v.childForFieldName("function")?.text === "require") {
+          const arg = v.childForFieldName("arguments")?.namedChildren[0];
+          const name = d!.childForFieldName("name");
+          if (arg && arg.type === "string" && name) {
+            if (name.type === "identifier") out.push({ module: unquote(arg.text), names: [], alias: name.text, line });
+            else out.push({ module: unquote(arg.text), names: name.namedChildren.filter((c): c is TSNode => !!c).map((c) => ({ name: c.text, alias: c.text })), line });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+function moduleDoc(root: TSNode): string {
+  const first = root.namedChildren[0];
+  if (first?.type === "comment" && first.text.startsWith("/**")) {
+    const next = first.nextNamedSibling;
+    // A comment glued to the first definition documents that definition, not the file.
+    if (!next || next.startPosition.row > first.endPosition.row + 1) return leadingComment(next ?? first) || first.text.replace(/^\/\*\*|\*\/$/g, "").trim();
+  }
+  return "";
+}
+
+const common = { docstring, bases, imports: importsOf, moduleDoc, selfNames: ["this"] };
+
+export const typescript: LanguageSpec = {
+  id: "typescript",
+  extensions: [".ts", ".mts", ".cts"],
+  grammar: "tree-sitter-typescript.wasm",
+  query: TS_QUERY,
+  ...common,
+};
+
+export const tsx: LanguageSpec = {
+  id: "tsx",
+  extensions: [".tsx"],
+  grammar: "tree-sitter-tsx.wasm",
+  query: TS_QUERY,
+  ...common,
+};
+
+export const javascript: LanguageSpec = {
+  id: "javascript",
+  extensions: [".js", ".jsx", ".mjs", ".cjs"],
+  grammar: "tree-sitter-javascript.wasm",
+  query: JS_QUERY,
+  ...common,
+};

@@ -1,0 +1,356 @@
+import path from "node:path";
+import { languageById } from "./languages/registry.js";
+import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
+
+const CLASS_LIKE = new Set<NodeKind>(["class", "interface", "struct", "enum", "type"]);
+const TS_EXTS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+/** Names too common to resolve by global uniqueness alone. */
+const TOO_COMMON = new Set(["get", "set", "run", "init", "main", "new", "close", "open", "read", "write", "start", "stop", "call", "apply", "update", "__init__", "constructor", "toString", "String", "Error", "len", "str", "map", "filter", "push", "add", "next"]);
+
+export interface NodeRecord extends GraphNode {
+  code: string;
+  bases: string[];
+}
+
+export interface ResolvedGraph {
+  nodes: NodeRecord[];
+  edges: GraphEdge[];
+}
+
+interface FileIndex {
+  ex: FileExtract;
+  moduleId: string;
+  ids: string[]; // per def
+  topLevel: Map<string, string>; // name → id, file-level defs
+  imported: Map<string, { module: string; name: string }>; // local alias → (module spec, exported name)
+  moduleAliases: Map<string, string>; // local alias → module spec
+  dir: string;
+}
+
+/** Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits). */
+export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
+  const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
+  const nodes: NodeRecord[] = [];
+  const edges: GraphEdge[] = [];
+  const edgeKeys = new Set<string>();
+  const addEdge = (source: string, target: string, type: GraphEdge["type"]) => {
+    if (source === target) return;
+    const k = `${source}\u0000${target}\u0000${type}`;
+    if (edgeKeys.has(k)) return;
+    edgeKeys.add(k);
+    edges.push({ source, target, type });
+  };
+
+  const byPath = new Map<string, FileIndex>();
+  const byName = new Map<string, string[]>();
+  const members = new Map<string, Map<string, string>>(); // class-like id → member name → id
+  const nodeById = new Map<string, NodeRecord>();
+  const dirNames = new Map<string, Map<string, string>>(); // go package dir → top-level names
+  const pyModules = new Map<string, string>(); // dotted module (and suffixes) → path
+  const dirs = new Set<string>();
+
+  for (const ex of files) {
+    const moduleId = ex.path;
+    const dir = path.posix.dirname(ex.path);
+    dirs.add(dir);
+    const mod: NodeRecord = {
+      id: moduleId,
+      name: moduleName(ex),
+      type: "module",
+      file_path: ex.path,
+      description: firstSentence(ex.moduleDoc) || `${ex.language} module ${ex.path}`,
+      community: -1,
+      qualified_name: moduleName(ex),
+      signature: "",
+      docstring: ex.moduleDoc,
+      line_start: 1,
+      line_end: ex.lineCount,
+      language: ex.language,
+      code: "",
+      bases: [],
+    };
+    nodes.push(mod);
+    nodeById.set(moduleId, mod);
+    const fi: FileIndex = { ex, moduleId, ids: [], topLevel: new Map(), imported: new Map(), moduleAliases: new Map(), dir };
+    const seen = new Map<string, number>();
+    ex.defs.forEach((d, i) => {
+      const n = (seen.get(d.qualifiedName) ?? 0) + 1;
+      seen.set(d.qualifiedName, n);
+      const id = `${ex.path}::${d.qualifiedName}${n > 1 ? `#${n}` : ""}`;
+      fi.ids.push(id);
+      const parentId = d.parent >= 0 ? fi.ids[d.parent] : moduleId;
+      const rec: NodeRecord = {
+        id,
+        name: d.name,
+        type: d.kind,
+        file_path: ex.path,
+        description: describe(d, ex),
+        community: -1,
+        qualified_name: d.qualifiedName,
+        signature: d.signature,
+        docstring: d.docstring,
+        line_start: d.lineStart,
+        line_end: d.lineEnd,
+        language: ex.language,
+        parent: parentId,
+        code: d.code,
+        bases: d.bases,
+      };
+      nodes.push(rec);
+      nodeById.set(id, rec);
+      addEdge(parentId, id, "contains");
+      if (d.parent >= 0) memberMap(members, parentId).set(d.name, id);
+      if (d.parent < 0 && !d.receiverType && n === 1) fi.topLevel.set(d.name, id);
+      const list = byName.get(d.name);
+      if (list) list.push(id);
+      else byName.set(d.name, [id]);
+    });
+    for (const imp of ex.imports) {
+      for (const { name, alias } of imp.names) fi.imported.set(alias, { module: imp.module, name });
+      if (imp.names.length === 0) {
+        const alias = imp.alias ?? defaultAlias(ex, imp.module);
+        if (alias) fi.moduleAliases.set(alias, imp.module);
+      }
+    }
+    byPath.set(ex.path, fi);
+    if (ex.language === "python") {
+      const parts = (ex.packageName ?? "").split(".");
+      for (let i = 0; i < parts.length; i++) {
+        const key = parts.slice(i).join(".");
+        if (!pyModules.has(key)) pyModules.set(key, ex.path);
+      }
+    }
+    if (ex.language === "go" || ex.language === "java") {
+      const names = dirNames.get(dir) ?? new Map<string, string>();
+      for (const [k, v] of fi.topLevel) if (!names.has(k)) names.set(k, v);
+      dirNames.set(dir, names);
+    }
+  }
+
+  // Methods declared outside their type (Go receivers, Rust impls) join the type in their package.
+  for (const fi of byPath.values()) {
+    fi.ex.defs.forEach((d, i) => {
+      if (!d.receiverType || d.parent >= 0) return;
+      const typeId = dirNames.get(fi.dir)?.get(d.receiverType) ?? fi.topLevel.get(d.receiverType) ?? uniqueOf(byName.get(d.receiverType), nodeById, CLASS_LIKE, false, fi.ex.language);
+      if (!typeId) return;
+      const rec = nodeById.get(fi.ids[i])!;
+      rec.parent = typeId;
+      memberMap(members, typeId).set(d.name, fi.ids[i]);
+      addEdge(typeId, fi.ids[i], "contains");
+    });
+  }
+
+  const resolveModule = (fi: FileIndex, spec: string): string[] => {
+    const lang = fi.ex.language;
+    if (lang === "python") {
+      let dotted = spec;
+      if (spec.startsWith(".")) {
+        const level = spec.match(/^\.+/)![0].length;
+        const pkg = (fi.ex.packageName ?? "").split(".");
+        const isInit = fi.ex.path.endsWith("__init__.py");
+        const base = pkg.slice(0, pkg.length - (isInit ? level - 1 : level));
+        dotted = [...base, spec.slice(level)].filter(Boolean).join(".");
+      }
+      const p = pyModules.get(dotted);
+      return p ? [p] : [];
+    }
+    if (lang === "typescript" || lang === "tsx" || lang === "javascript") {
+      if (!spec.startsWith(".")) return [];
+      const base = path.posix.normalize(path.posix.join(fi.dir, spec));
+      const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
+      for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {
+        if (byPath.has(cand)) return [cand];
+      }
+      return [];
+    }
+    if (lang === "go") {
+      const dir = goDir(spec, dirs);
+      if (!dir) return [];
+      return [...byPath.values()].filter((f) => f.dir === dir && f.ex.language === "go").map((f) => f.ex.path);
+    }
+    if (lang === "java") {
+      const rel = spec.replace(/\./g, "/");
+      return [...byPath.keys()].filter((p) => p.endsWith(`${rel}.java`) || path.posix.dirname(p).endsWith(rel));
+    }
+    return [];
+  };
+
+  /** Finds `name` as a file-level definition of the module, following one re-export hop. */
+  const lookupInModule = (fi: FileIndex, spec: string, name: string): string | undefined => {
+    for (const p of resolveModule(fi, spec)) {
+      const target = byPath.get(p)!;
+      if (target.ex.language === "go" || target.ex.language === "java") {
+        const hit = dirNames.get(target.dir)?.get(name);
+        if (hit) return hit;
+        continue;
+      }
+      const direct = target.topLevel.get(name);
+      if (direct) return direct;
+      const re = target.imported.get(name);
+      if (re) {
+        const hop = resolveModule(target, re.module)
+          .map((q) => byPath.get(q)!.topLevel.get(re.name))
+          .find(Boolean);
+        if (hop) return hop;
+      }
+      if (target.ex.language === "python") {
+        const sub = pyModules.get(`${target.ex.packageName}.${name}`);
+        if (sub) return sub;
+      }
+    }
+    return undefined;
+  };
+
+  const resolveName = (fi: FileIndex, name: string, wantClass = false): string | undefined => {
+    const local = fi.topLevel.get(name);
+    if (local) return local;
+    const pkg = dirNames.get(fi.dir)?.get(name);
+    if (pkg && (fi.ex.language === "go" || fi.ex.language === "java")) return pkg;
+    const imp = fi.imported.get(name);
+    if (imp) {
+      const hit = lookupInModule(fi, imp.module, imp.name);
+      if (hit) return hit;
+    }
+    if (TOO_COMMON.has(name)) return undefined;
+    return uniqueOf(byName.get(name), nodeById, wantClass ? CLASS_LIKE : undefined, true, fi.ex.language);
+  };
+
+  const enclosingType = (id: string | undefined): string | undefined => {
+    let cur = id ? nodeById.get(id) : undefined;
+    while (cur) {
+      if (CLASS_LIKE.has(cur.type)) return cur.id;
+      cur = cur.parent ? nodeById.get(cur.parent) : undefined;
+    }
+    return undefined;
+  };
+
+  // Inheritance first: method lookup on self walks the bases.
+  const baseIds = new Map<string, string[]>();
+  for (const fi of byPath.values()) {
+    fi.ex.defs.forEach((d, i) => {
+      for (const b of d.bases) {
+        const target = resolveName(fi, b, true);
+        if (target && target !== fi.ids[i]) {
+          addEdge(fi.ids[i], target, "inherits");
+          const l = baseIds.get(fi.ids[i]) ?? [];
+          l.push(target);
+          baseIds.set(fi.ids[i], l);
+        }
+      }
+    });
+  }
+  const memberOf = (typeId: string, name: string, depth = 0): string | undefined => {
+    const hit = members.get(typeId)?.get(name);
+    if (hit || depth > 3) return hit;
+    for (const b of baseIds.get(typeId) ?? []) {
+      const h = memberOf(b, name, depth + 1);
+      if (h) return h;
+    }
+    return undefined;
+  };
+
+  for (const fi of byPath.values()) {
+    for (const imp of fi.ex.imports) for (const p of resolveModule(fi, imp.module)) addEdge(fi.moduleId, p, "imports");
+    const selfNames = languageById(fi.ex.language).selfNames;
+    for (const c of fi.ex.calls) {
+      const callerId = c.caller >= 0 ? fi.ids[c.caller] : fi.moduleId;
+      const caller = fi.ex.defs[c.caller];
+      let target: string | undefined;
+      const recv = c.receiver;
+      if (!recv) {
+        target = resolveName(fi, c.name);
+      } else if (selfNames.includes(recv) || (caller?.receiverType && goReceiverVar(caller) === recv)) {
+        const t = enclosingType(callerId);
+        target = t ? memberOf(t, c.name) : undefined;
+      } else if (fi.moduleAliases.has(recv)) {
+        target = lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
+      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {
+        const cls = resolveName(fi, recv, true);
+        const clsNode = cls ? nodeById.get(cls) : undefined;
+        if (clsNode && CLASS_LIKE.has(clsNode.type)) target = memberOf(cls!, c.name);
+        else if (clsNode?.type === "module") target = byPath.get(clsNode.id)?.topLevel.get(c.name);
+        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = uniqueOf(byName.get(c.name), nodeById, undefined, false, fi.ex.language);
+      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3) {
+        target = uniqueOf(byName.get(c.name), nodeById, undefined, false, fi.ex.language);
+      }
+      if (target) addEdge(callerId, target, "calls");
+    }
+  }
+  return { nodes, edges };
+}
+
+function memberMap(m: Map<string, Map<string, string>>, id: string): Map<string, string> {
+  let x = m.get(id);
+  if (!x) m.set(id, (x = new Map()));
+  return x;
+}
+
+/** Languages that call each other directly. */
+function family(language: string): string {
+  return language === "typescript" || language === "tsx" || language === "javascript" ? "js" : language;
+}
+
+/** The one definition with this name in the caller's language family, if there is exactly one. */
+function uniqueOf(ids: string[] | undefined, byId: Map<string, NodeRecord>, kinds: Set<NodeKind> | undefined, excludeMethods: boolean, language: string): string | undefined {
+  if (!ids) return undefined;
+  const fam = family(language);
+  const pool = ids.filter((id) => {
+    const n = byId.get(id)!;
+    if (family(n.language) !== fam) return false;
+    if (kinds && !kinds.has(n.type)) return false;
+    if (excludeMethods && n.type === "method") return false;
+    return true;
+  });
+  return pool.length === 1 ? pool[0] : undefined;
+}
+
+function goReceiverVar(d: RawDef): string | undefined {
+  return d.signature.match(/^func\s*\(\s*([A-Za-z_]\w*)\s/)?.[1];
+}
+
+function goDir(importPath: string, dirs: Set<string>): string | undefined {
+  if (dirs.has(importPath)) return importPath;
+  let best: string | undefined;
+  for (const d of dirs) {
+    // The project may be a module (dirs are suffixes of import paths) or a subtree of one.
+    if (importPath.endsWith(`/${d}`) && d.includes("/")) {
+      if (!best || d.length > best.length) best = d;
+    } else if (d.endsWith(`/${importPath}`) && importPath.includes("/")) {
+      if (!best || d.length > best.length) best = d;
+    }
+  }
+  if (best) return best;
+  // A subtree copy such as src/net: "net/http" → "http" when the root is "net".
+  const parts = importPath.split("/");
+  for (let i = 1; i < parts.length; i++) {
+    const tail = parts.slice(i).join("/");
+    if (dirs.has(tail)) return tail;
+  }
+  return undefined;
+}
+
+function defaultAlias(ex: FileExtract, spec: string): string | undefined {
+  if (ex.language === "go") return spec.split("/").pop()?.replace(/^go-|\.v\d+$/, "");
+  if (ex.language === "python") return spec.split(".")[0];
+  return undefined;
+}
+
+function moduleName(ex: FileExtract): string {
+  if (ex.language === "python" && ex.packageName) return ex.packageName;
+  if (ex.language === "go" && ex.packageName) return `${ex.packageName} (${path.posix.dirname(ex.path)})`;
+  return ex.path.replace(/\.[^.]+$/, "");
+}
+
+export function firstSentence(doc: string): string {
+  const para = doc.split(/\n\s*\n/)[0].replace(/\s+/g, " ").trim();
+  const m = para.match(/^(.{10,}?[.!?])(\s|$)/);
+  const s = m ? m[1] : para;
+  return s.length > 160 ? s.slice(0, 157) + "…" : s;
+}
+
+function describe(d: RawDef, ex: FileExtract): string {
+  const doc = firstSentence(d.docstring);
+  if (doc) return doc;
+  const where = d.qualifiedName.includes(".") ? ` of ${d.qualifiedName.slice(0, d.qualifiedName.lastIndexOf("."))}` : "";
+  return `${d.kind} ${d.name}${where} in ${ex.path}`;
+}

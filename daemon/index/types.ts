@@ -1,0 +1,95 @@
+/** Shapes produced by extraction and stored in the index. */
+export type NodeKind = "module" | "function" | "method" | "class" | "interface" | "struct" | "type" | "enum";
+export type EdgeKind = "calls" | "imports" | "contains" | "inherits";
+export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java";
+
+/** A definition found in one file, before cross-file resolution. */
+export interface RawDef {
+  kind: NodeKind;
+  name: string;
+  /** Dotted path inside the file: `Class.method`. */
+  qualifiedName: string;
+  lineStart: number;
+  lineEnd: number;
+  signature: string;
+  docstring: string;
+  /** Index of the enclosing definition in `defs`, or -1 at file level. */
+  parent: number;
+  /** Base classes / implemented interfaces as written. */
+  bases: string[];
+  /** Go methods and Rust impl items: the receiver type's name (the parent may live in another file). */
+  receiverType?: string;
+  /** Source text of the definition, capped. */
+  code: string;
+}
+
+export interface RawCall {
+  /** Index of the calling definition, or -1 for file-level code. */
+  caller: number;
+  name: string;
+  /** Receiver expression text (`self`, `this`, `http`, `s.conn`), if any. */
+  receiver?: string;
+  line: number;
+}
+
+export interface RawImport {
+  /** Module specifier as written: `os.path`, `./util.js`, `net/http`, `..models`. */
+  module: string;
+  /** Names bound by the import: `{ name: "join", alias: "j" }`; empty for whole-module imports. */
+  names: { name: string; alias: string }[];
+  /** Local alias of a whole-module import (`import numpy as np` → np; Go `h "net/http"` → h). */
+  alias?: string;
+  line: number;
+}
+
+export interface FileExtract {
+  path: string;
+  language: LanguageId;
+  /** Go package name, Java package, Python module path: what other files use to reach this one. */
+  packageName?: string;
+  moduleDoc: string;
+  lineCount: number;
+  defs: RawDef[];
+  calls: RawCall[];
+  imports: RawImport[];
+  /** o200k tokens of the whole file (the baseline an agent would otherwise read). */
+  tokens: number;
+}
+
+/** A node of the code graph as stored and served. */
+export interface GraphNode {
+  id: string;
+  name: string;
+  type: NodeKind;
+  file_path: string;
+  description: string;
+  community: number;
+  qualified_name: string;
+  signature: string;
+  docstring: string;
+  line_start: number;
+  line_end: number;
+  language: string;
+  parent?: string;
+}
+
+export interface GraphEdge {
+  source: string;
+  target: string;
+  type: EdgeKind | string;
+  weight?: number;
+}
+
+export interface GraphCommunity {
+  id: number;
+  name: string;
+  description: string;
+  size?: number;
+  files?: string[];
+}
+
+export interface CodeGraph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  communities: GraphCommunity[];
+}

@@ -1,0 +1,192 @@
+import fs from "node:fs";
+import path from "node:path";
+import ignore, { type Ignore } from "ignore";
+import picomatch from "picomatch";
+import type { ResolvedConfig } from "../../shared/config.js";
+import { languageForPath } from "./languages/registry.js";
+import type { LanguageSpec } from "./languages/language.js";
+
+/** Directory names never indexed, wherever they appear. */
+export const ALWAYS_EXCLUDED_DIRS = new Set([
+  ".git", ".hg", ".svn", "node_modules", "bower_components", "vendor", "__pycache__", ".venv", "venv",
+  ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".next", ".nuxt", ".svelte-kit",
+  ".turbo", ".cache", ".gradle", "coverage", "site-packages", "codegraph-out", ".codemem", ".idea",
+]);
+/** Build output directories: excluded at the project root and next to a package manifest. */
+export const BUILD_OUTPUT_DIRS = new Set(["dist", "build", "out", "target", ".build", "bin", "obj", "lib-cov"]);
+const MANIFESTS = ["package.json", "Cargo.toml", "pyproject.toml", "setup.py", "pom.xml", "build.gradle", "go.mod", "tsconfig.json"];
+
+export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside";
+
+export interface Candidate {
+  path: string; // project-relative POSIX
+  abs: string;
+  size: number;
+  mtimeMs: number;
+  language: LanguageSpec;
+}
+
+export interface Skipped {
+  path: string;
+  reason: SkipReason;
+  detail?: string;
+}
+
+export interface Discovery {
+  files: Candidate[];
+  skipped: Skipped[];
+}
+
+/** Compiles `[build] exclude_patterns`: bare names match a file or directory anywhere; globs match paths. */
+export function compileExcludes(patterns: string[]): (rel: string, isDir: boolean) => boolean {
+  const names = new Set<string>();
+  const globs: ((p: string) => boolean)[] = [];
+  for (const raw of patterns) {
+    const p = raw.trim().replace(/^\.\//, "").replace(/\/+$/, "");
+    if (!p) continue;
+    if (!/[*?[\]{}!]/.test(p) && !p.includes("/")) names.add(p);
+    else {
+      const m = picomatch(p, { dot: true, basename: !p.includes("/") });
+      globs.push(m);
+      if (!p.endsWith("/**")) globs.push(picomatch(`${p}/**`, { dot: true }));
+    }
+  }
+  return (rel, _isDir) => {
+    const base = rel.slice(rel.lastIndexOf("/") + 1);
+    if (names.has(base) || names.has(rel)) return true;
+    return globs.some((g) => g(rel));
+  };
+}
+
+/** A reusable filter for "would this path be indexed", shared by build and the watcher. */
+export function makePathFilter(cfg: ResolvedConfig) {
+  const excluded = compileExcludes(cfg.build.excludePatterns);
+  return {
+    dirExcluded(rel: string, parentAbs: string): boolean {
+      const base = rel.slice(rel.lastIndexOf("/") + 1);
+      if (ALWAYS_EXCLUDED_DIRS.has(base)) return true;
+      if (BUILD_OUTPUT_DIRS.has(base) && (!rel.includes("/") || MANIFESTS.some((m) => fs.existsSync(path.join(parentAbs, m))))) return true;
+      return excluded(rel, true);
+    },
+    fileExcluded: (rel: string) => excluded(rel, false),
+  };
+}
+
+/** Walks the project and lists the source files to index, with the reason for each file left out. */
+export function discover(cfg: ResolvedConfig): Discovery {
+  const root = cfg.root;
+  const filter = makePathFilter(cfg);
+  const files: Candidate[] = [];
+  const skipped: Skipped[] = [];
+  const rootIgnore = loadGitignore(root, "");
+
+  const walk = (dirAbs: string, dirRel: string, ignores: { base: string; ig: Ignore }[]) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dirAbs, { withFileTypes: true });
+    } catch (err) {
+      skipped.push({ path: dirRel || ".", reason: "unreadable", detail: (err as NodeJS.ErrnoException).code });
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const rel = dirRel ? `${dirRel}/${e.name}` : e.name;
+      const abs = path.join(dirAbs, e.name);
+      let isDir = e.isDirectory();
+      let isFile = e.isFile();
+      if (e.isSymbolicLink()) {
+        // Follow file links that stay inside the project; never follow directory links (loops).
+        try {
+          const st = fs.statSync(abs);
+          const real = fs.realpathSync(abs);
+          if (st.isDirectory()) continue;
+          if (path.relative(root, real).startsWith("..")) {
+            if (languageForPath(e.name)) skipped.push({ path: rel, reason: "symlink_outside" });
+            continue;
+          }
+          isFile = st.isFile();
+          isDir = false;
+        } catch {
+          continue; // dangling link
+        }
+      }
+      if (isDir) {
+        if (filter.dirExcluded(rel, dirAbs)) continue;
+        if (isIgnored(ignores, rel, true)) continue;
+        const own = loadGitignore(abs, rel);
+        walk(abs, rel, own ? [...ignores, own] : ignores);
+      } else if (isFile) {
+        const language = languageForPath(e.name);
+        if (!language) continue;
+        if (filter.fileExcluded(rel)) {
+          skipped.push({ path: rel, reason: "excluded" });
+          continue;
+        }
+        if (isIgnored(ignores, rel, false)) {
+          skipped.push({ path: rel, reason: "gitignored" });
+          continue;
+        }
+        let st: fs.Stats;
+        try {
+          st = fs.statSync(abs);
+        } catch (err) {
+          skipped.push({ path: rel, reason: "unreadable", detail: (err as NodeJS.ErrnoException).code });
+          continue;
+        }
+        if (st.size > cfg.build.maxFileBytes) {
+          skipped.push({ path: rel, reason: "too_large", detail: `${st.size} bytes > ${cfg.build.maxFileBytes}` });
+          continue;
+        }
+        files.push({ path: rel, abs, size: st.size, mtimeMs: st.mtimeMs, language });
+      }
+    }
+  };
+  walk(root, "", rootIgnore ? [rootIgnore] : []);
+  return { files, skipped };
+}
+
+function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Ignore } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dirAbs, ".gitignore"), "utf8");
+  } catch {
+    return undefined;
+  }
+  return { base: dirRel, ig: ignore().add(text) };
+}
+
+function isIgnored(stack: { base: string; ig: Ignore }[], rel: string, isDir: boolean): boolean {
+  for (const { base, ig } of stack) {
+    const sub = base ? rel.slice(base.length + 1) : rel;
+    if (ig.ignores(isDir ? `${sub}/` : sub)) return true;
+  }
+  return false;
+}
+
+const GENERATED_MARKERS = /@generated|DO NOT EDIT|auto-?generated|generated by (protoc|the protocol buffer compiler|swagger|openapi|thrift|sqlc|mockgen|stringer)/i;
+const GENERATED_NAMES = /(\.pb\.go|_pb2\.pyi?|_pb2_grpc\.py|\.pb\.(ts|js)|\.generated\.\w+|\.g\.dart|_generated\.go|\.min\.js|\.bundle\.js)$/;
+
+/** Decides from the content whether a file is worth indexing; returns the reason when it is not. */
+export function inspectContent(rel: string, buf: Buffer): { reason: SkipReason; detail: string } | undefined {
+  const head = buf.subarray(0, 8192);
+  if (head.includes(0)) return { reason: "binary", detail: "contains NUL bytes" };
+  if (GENERATED_NAMES.test(rel)) return { reason: rel.endsWith(".min.js") ? "minified" : "generated", detail: "file name" };
+  const text = head.toString("utf8");
+  const firstLines = text.split("\n", 6).join("\n");
+  if (GENERATED_MARKERS.test(firstLines)) return { reason: "generated", detail: "generated-code marker in header" };
+  if (buf.length > 2048) {
+    let lines = 1;
+    let longest = 0;
+    let cur = 0;
+    for (let i = 0; i < buf.length; i++) {
+      if (buf[i] === 10) {
+        lines++;
+        if (cur > longest) longest = cur;
+        cur = 0;
+      } else cur++;
+    }
+    if (cur > longest) longest = cur;
+    if (buf.length / lines > 300 || longest > 5000) return { reason: "minified", detail: `average line ${Math.round(buf.length / lines)} chars, longest ${longest}` };
+  }
+  return undefined;
+}

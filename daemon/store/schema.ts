@@ -1,0 +1,25 @@
+/** Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change. */
+export const SCHEMA_VERSION = "1";
+
+export const SCHEMA = (dim: number) => `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+  path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL, language TEXT NOT NULL,
+  tokens INTEGER NOT NULL, line_count INTEGER NOT NULL, mtime_ms REAL NOT NULL, extract TEXT NOT NULL, indexed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nodes (
+  rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL,
+  file_path TEXT NOT NULL, qualified_name TEXT NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
+  description TEXT NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, language TEXT NOT NULL,
+  parent TEXT, community INTEGER NOT NULL, code TEXT NOT NULL, text_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_path);
+CREATE INDEX IF NOT EXISTS nodes_community ON nodes(community);
+CREATE TABLE IF NOT EXISTS edges (source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL, PRIMARY KEY (source, target, type)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
+CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL, size INTEGER NOT NULL, files TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_nodes USING fts5(
+  name, qualified, signature, doc, path, body, content='', contentless_delete=1, tokenize='porter unicode61'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING vec0(embedding float[${dim}] distance_metric=cosine);
+`;

@@ -1,0 +1,218 @@
+import fs from "node:fs";
+import { parse as parseToml } from "smol-toml";
+import { CodememError } from "./errors.js";
+import { stateDirs } from "./paths.js";
+
+/**
+ * One resolver for configuration. Precedence, lowest first:
+ * defaults < codemem.toml < environment (CODEMEM_*) < explicit flags.
+ * Nothing else in the code base reads process.env.
+ */
+export interface ResolvedConfig {
+  root: string;
+  build: {
+    excludePatterns: string[];
+    maxFileBytes: number;
+    batchSize: number;
+    /** "auto": the external generator when installed, else built-in. */
+    graphSource: "auto" | "builtin" | "external";
+    /** Absolute path of the external `codegraph` generator when it is on PATH. */
+    generator?: string;
+    workers: number;
+  };
+  embedder: {
+    kind: "builtin" | "neural";
+    model: string;
+    modelDir?: string;
+    cacheDir?: string;
+    allowDownload: boolean;
+  };
+  query: {
+    /** Total token budget of a query answer (o200k tokens). */
+    budget: number;
+    wakeupBudget: number;
+    synapseRecall: boolean;
+  };
+  llm: {
+    baseUrl?: string;
+    apiKey?: string;
+    models: { fast: string; reliable: string; specialist: string };
+    timeoutMs: number;
+  };
+  backend: string;
+  dbUrl?: string;
+  debug: boolean;
+  eventLog: boolean;
+}
+
+export type ConfigFlags = {
+  backend?: string;
+  dbUrl?: string;
+  batchSize?: number;
+  budget?: number;
+  embedder?: "builtin" | "neural";
+};
+
+export const DEFAULTS: Omit<ResolvedConfig, "root"> = {
+  build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2 },
+  embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
+  query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
+  llm: { models: { fast: "gpt-4o-mini", reliable: "gpt-4o", specialist: "o3-mini" }, timeoutMs: 8000 },
+  backend: "local",
+  debug: false,
+  eventLog: true,
+};
+
+type Env = Record<string, string | undefined>;
+
+function fail(file: string, what: string): never {
+  throw new CodememError("CONFIG_INVALID", `${file}: ${what}`, { file });
+}
+
+function readToml(file: string): Record<string, unknown> {
+  if (!fs.existsSync(file)) return {};
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    fail(file, `cannot be read (${(err as Error).message}); fix its permissions.`);
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    fail(file, `is not valid TOML: ${(err as Error).message.split("\n")[0]}; fix the syntax or remove the file.`);
+  }
+}
+
+function section(doc: Record<string, unknown>, name: string, file: string): Record<string, unknown> {
+  const v = doc[name];
+  if (v === undefined) return {};
+  if (typeof v !== "object" || v === null || Array.isArray(v)) fail(file, `[${name}] must be a table.`);
+  return v as Record<string, unknown>;
+}
+
+function str(t: Record<string, unknown>, key: string, file: string, sec: string): string | undefined {
+  const v = t[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "string") fail(file, `[${sec}] ${key} must be a string, got ${JSON.stringify(v)}.`);
+  return v;
+}
+
+function int(t: Record<string, unknown>, key: string, file: string, sec: string, min: number): number | undefined {
+  const v = t[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min) fail(file, `[${sec}] ${key} must be an integer ≥ ${min}, got ${JSON.stringify(v)}.`);
+  return v;
+}
+
+function bool(t: Record<string, unknown>, key: string, file: string, sec: string): boolean | undefined {
+  const v = t[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "boolean") fail(file, `[${sec}] ${key} must be true or false, got ${JSON.stringify(v)}.`);
+  return v;
+}
+
+function oneOf<T extends string>(v: string | undefined, allowed: readonly T[], where: string): T | undefined {
+  if (v === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(v)) {
+    throw new CodememError("CONFIG_INVALID", `${where} must be one of ${allowed.join(", ")}; got "${v}".`);
+  }
+  return v as T;
+}
+
+function envBool(v: string | undefined): boolean | undefined {
+  if (v === undefined || v === "") return undefined;
+  return !["0", "false", "no", "off"].includes(v.toLowerCase());
+}
+
+/** Environment-only settings that do not depend on a project (log level, event log switch). */
+export function resolveProcessSettings(env: Env = process.env): { debug: boolean; eventLog: boolean; project?: string } {
+  return {
+    debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
+    eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
+    project: env.CODEMEM_PROJECT || undefined,
+  };
+}
+
+export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = process.env): ResolvedConfig {
+  const file = stateDirs(root).configFile;
+  const doc = readToml(file);
+  const b = section(doc, "build", file);
+  const e = section(doc, "embedder", file);
+  const q = section(doc, "query", file);
+  const l = section(doc, "llm", file);
+
+  let excludePatterns = DEFAULTS.build.excludePatterns;
+  if (b.exclude_patterns !== undefined) {
+    if (!Array.isArray(b.exclude_patterns) || b.exclude_patterns.some((p) => typeof p !== "string")) {
+      fail(file, `[build] exclude_patterns must be an array of strings, e.g. ["docs", "*.min.js"].`);
+    }
+    excludePatterns = b.exclude_patterns as string[];
+  }
+  const tiers = section(l, "models", file);
+  const proc = resolveProcessSettings(env);
+
+  const batchSize = flags.batchSize ?? int(b, "batch_size", file, "build", 1) ?? DEFAULTS.build.batchSize;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new CodememError("INVALID_ARGUMENT", `--batch-size must be a positive integer; got ${batchSize}.`);
+  }
+  const budget = flags.budget ?? int(q, "budget", file, "query", 100) ?? DEFAULTS.query.budget;
+
+  return {
+    root,
+    build: {
+      excludePatterns,
+      maxFileBytes: int(b, "max_file_bytes", file, "build", 1024) ?? DEFAULTS.build.maxFileBytes,
+      batchSize,
+      graphSource:
+        oneOf(str(b, "graph_source", file, "build"), ["auto", "builtin", "external"] as const, `${file}: [build] graph_source`) ??
+        DEFAULTS.build.graphSource,
+      generator: findOnPath("codegraph", env.PATH),
+      workers: int(b, "workers", file, "build", 1) ?? DEFAULTS.build.workers,
+    },
+    embedder: {
+      kind:
+        flags.embedder ??
+        oneOf(env.CODEMEM_EMBEDDER || undefined, ["builtin", "neural"] as const, "CODEMEM_EMBEDDER") ??
+        oneOf(str(e, "kind", file, "embedder"), ["builtin", "neural"] as const, `${file}: [embedder] kind`) ??
+        DEFAULTS.embedder.kind,
+      model: str(e, "model", file, "embedder") ?? DEFAULTS.embedder.model,
+      modelDir: str(e, "model_dir", file, "embedder"),
+      cacheDir: str(e, "cache_dir", file, "embedder"),
+      allowDownload: bool(e, "allow_download", file, "embedder") ?? DEFAULTS.embedder.allowDownload,
+    },
+    query: {
+      budget,
+      wakeupBudget: int(q, "wakeup_budget", file, "query", 50) ?? DEFAULTS.query.wakeupBudget,
+      synapseRecall: bool(q, "synapse_recall", file, "query") ?? DEFAULTS.query.synapseRecall,
+    },
+    llm: {
+      baseUrl: env.CODEMEM_LLM_BASE_URL || str(l, "base_url", file, "llm"),
+      apiKey: env.PROVIDER_API_KEY || undefined,
+      models: {
+        fast: str(tiers, "fast", file, "llm.models") ?? DEFAULTS.llm.models.fast,
+        reliable: str(tiers, "reliable", file, "llm.models") ?? DEFAULTS.llm.models.reliable,
+        specialist: str(tiers, "specialist", file, "llm.models") ?? DEFAULTS.llm.models.specialist,
+      },
+      timeoutMs: int(l, "timeout_ms", file, "llm", 100) ?? DEFAULTS.llm.timeoutMs,
+    },
+    backend: flags.backend ?? (env.CODEMEM_BACKEND || undefined) ?? DEFAULTS.backend,
+    dbUrl: flags.dbUrl ?? (env.CODEMEM_DB_URL || undefined),
+    debug: proc.debug,
+    eventLog: proc.eventLog,
+  };
+}
+
+function findOnPath(cmd: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? "").split(":")) {
+    if (!dir) continue;
+    const p = `${dir}/${cmd}`;
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

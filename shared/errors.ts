@@ -1,0 +1,76 @@
+/** Stable error codes: they cross process boundaries (RPC replies, MCP tool errors, exit codes). */
+export const ERROR_CODES = [
+  "PATH_RELATIVE",
+  "PATH_NOT_FOUND",
+  "PATH_NOT_DIRECTORY",
+  "PATH_OUTSIDE_PROJECT",
+  "FILE_NOT_INDEXED",
+  "CONFIG_INVALID",
+  "INDEX_MISSING",
+  "INDEX_CORRUPT",
+  "INDEX_EMBEDDER_MISMATCH",
+  "GRAPH_MISSING",
+  "GRAPH_MALFORMED",
+  "GENERATOR_FAILED",
+  "EMBEDDER_MODEL_MISSING",
+  "EMBEDDER_LOAD_FAILED",
+  "INVALID_ARGUMENT",
+  "UNKNOWN_OPERATION",
+  "BUILD_IN_PROGRESS",
+  "DAEMON_UNAVAILABLE",
+  "PROVIDER_FAILED",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** An error that may cross a boundary: a stable code plus a message naming the value and the fix. */
+export class CodememError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "CodememError";
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+    return { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+/** Normalises anything thrown into a CodememError (unknown failures become INTERNAL). */
+export function asCodememError(err: unknown): CodememError {
+  if (err instanceof CodememError) return err;
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code)) {
+    return new CodememError(code as ErrorCode, (err as Error).message);
+  }
+  return new CodememError("INTERNAL", err instanceof Error ? err.message : String(err));
+}
+
+/** Process exit codes of the CLI, by error family. */
+export function exitCodeFor(code: ErrorCode): number {
+  switch (code) {
+    case "INVALID_ARGUMENT":
+    case "UNKNOWN_OPERATION":
+    case "PATH_RELATIVE":
+    case "PATH_NOT_FOUND":
+    case "PATH_NOT_DIRECTORY":
+    case "PATH_OUTSIDE_PROJECT":
+    case "FILE_NOT_INDEXED":
+    case "CONFIG_INVALID":
+      return 2;
+    case "INDEX_MISSING":
+    case "INDEX_CORRUPT":
+    case "INDEX_EMBEDDER_MISMATCH":
+    case "GRAPH_MISSING":
+    case "GRAPH_MALFORMED":
+    case "GENERATOR_FAILED":
+      return 3;
+    case "DAEMON_UNAVAILABLE":
+      return 4;
+    default:
+      return 1;
+  }
+}

@@ -1,0 +1,66 @@
+import fs from "node:fs";
+import path from "node:path";
+import { CodememError } from "./errors.js";
+
+/** Canonical project root: absolute input required, resolved to its real path. */
+export function resolveProjectRoot(input: string | undefined): string {
+  if (!input || input.trim() === "") {
+    throw new CodememError("INVALID_ARGUMENT", "project_path is required: pass the absolute path of the project root.");
+  }
+  if (!path.isAbsolute(input)) {
+    throw new CodememError(
+      "PATH_RELATIVE",
+      `project_path "${input}" is relative; pass an absolute path (e.g. "${path.resolve(input)}") so every process uses the same project.`,
+      { value: input },
+    );
+  }
+  let real: string;
+  try {
+    real = fs.realpathSync(input);
+  } catch {
+    throw new CodememError("PATH_NOT_FOUND", `project_path "${input}" does not exist; check the path.`, { value: input });
+  }
+  if (!fs.statSync(real).isDirectory()) {
+    throw new CodememError("PATH_NOT_DIRECTORY", `project_path "${input}" is a file, not a directory; pass the project root.`, { value: input });
+  }
+  return real;
+}
+
+/** Project-relative POSIX path of a file under root, or an error if it lies outside. */
+export function toProjectPath(root: string, file: string): string {
+  const abs = path.isAbsolute(file) ? file : path.join(root, file);
+  let real = abs;
+  try {
+    real = fs.realpathSync(abs);
+  } catch {
+    // Missing files keep their lexical path; the caller decides whether that is an error.
+  }
+  const rel = path.relative(root, real);
+  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) {
+    throw new CodememError("PATH_OUTSIDE_PROJECT", `"${file}" is outside the project ${root}; pass a file inside it.`, { value: file });
+  }
+  return rel.split(path.sep).join("/");
+}
+
+/** Where project state lives. */
+export function stateDirs(root: string) {
+  return {
+    graphOut: path.join(root, "codegraph-out"),
+    graphFile: path.join(root, "codegraph-out", "graph.json"),
+    dbDir: path.join(root, "codegraph-out", "codemem_db"),
+    dbFile: path.join(root, "codegraph-out", "codemem_db", "index.db"),
+    stateDir: path.join(root, ".codemem"),
+    synapseDb: path.join(root, ".codemem", "synapses.db"),
+    eventsFile: path.join(root, ".codemem", "events.jsonl"),
+    auditDir: path.join(root, ".codemem", "audit"),
+    configFile: path.join(root, "codemem.toml"),
+  };
+}
+
+/** Writes a file so readers see either the old or the new content, never a partial one. */
+export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
+  fs.writeFileSync(tmp, data);
+  fs.renameSync(tmp, file);
+}

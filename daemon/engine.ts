@@ -1,0 +1,252 @@
+import fs from "node:fs";
+import type { z } from "zod";
+import { resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
+import { CodememError } from "../shared/errors.js";
+import * as ops from "../shared/operations.js";
+import { resolveProjectRoot, stateDirs, toProjectPath } from "../shared/paths.js";
+import type { FreshnessT } from "../shared/schemas.js";
+import { countTokens, TOKENIZER } from "../shared/tokens.js";
+import { buildIndex, type BuildProgress } from "./index/build.js";
+import type { Embedder } from "./index/embed/embedder.js";
+import { createEmbedder } from "./index/embed/select.js";
+import { ParsePool } from "./index/parse-pool.js";
+import { discover } from "./index/walk.js";
+import { runBenchmark } from "./retrieve/benchmark.js";
+import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
+import { recursiveQuery } from "./retrieve/recursive.js";
+import { Retriever } from "./retrieve/retriever.js";
+import { renderSkeleton } from "./retrieve/skeleton.js";
+import { LocalStore } from "./store/local.js";
+
+type Input<O extends ops.Operation> = z.input<O["input"]>;
+type Output<O extends ops.Operation> = z.infer<O["output"]>;
+
+export interface EngineOptions {
+  flags?: ConfigFlags;
+  /** False for benchmark and evaluation runs: no synapse reinforcement, no events. */
+  sideEffects?: boolean;
+  onProgress?: (p: BuildProgress) => void;
+}
+
+const FRESHNESS_TTL_MS = 1500;
+
+/** All operations for one project. The daemon holds one warm engine per project root. */
+export class ProjectEngine {
+  private embedderP?: Promise<Embedder>;
+  private ret?: Retriever;
+  private building: Promise<unknown> = Promise.resolve();
+  private freshCache?: { at: number; value: FreshnessT };
+  private pool: ParsePool;
+
+  private constructor(
+    readonly root: string,
+    readonly cfg: ResolvedConfig,
+    private readonly opts: EngineOptions,
+  ) {
+    this.pool = new ParsePool(cfg.build.workers);
+  }
+
+  static async open(projectPath: string, opts: EngineOptions = {}): Promise<ProjectEngine> {
+    const root = resolveProjectRoot(projectPath);
+    return new ProjectEngine(root, resolveConfig(root, opts.flags ?? {}), opts);
+  }
+
+  embedder(): Promise<Embedder> {
+    this.embedderP ??= createEmbedder(this.cfg).catch((err) => {
+      this.embedderP = undefined;
+      throw err;
+    });
+    return this.embedderP;
+  }
+
+  /** The warm read view of the index; opened on first use, reopened after every build. */
+  retriever(): Retriever {
+    if (!this.ret) {
+      const store = LocalStore.open(stateDirs(this.root).dbFile, { create: false, readonly: true });
+      this.ret = new Retriever(store);
+    }
+    return this.ret;
+  }
+
+  /** Validates input against the operation's declaration and checks it targets this project. */
+  private parse<O extends ops.Operation>(op: O, input: unknown): z.infer<O["input"]> {
+    const r = op.input.safeParse(input);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const where = issue.path.join(".") || "arguments";
+      throw new CodememError("INVALID_ARGUMENT", `${op.tool}: ${where}: ${issue.message}${issue.code === "unrecognized_keys" ? ` (allowed: ${Object.keys(op.input.shape).join(", ")})` : ""}.`);
+    }
+    const data = r.data as { project_path: string };
+    if (resolveProjectRoot(data.project_path) !== this.root) {
+      throw new CodememError("INVALID_ARGUMENT", `project_path ${data.project_path} is not this engine's project ${this.root}.`);
+    }
+    return r.data as z.infer<O["input"]>;
+  }
+
+  async build(input: Input<typeof ops.build>): Promise<Output<typeof ops.build>> {
+    const a = this.parse(ops.build, input);
+    const cfg = a.batch_size ? { ...this.cfg, build: { ...this.cfg.build, batchSize: a.batch_size } } : this.cfg;
+    const run = this.building.then(async () => {
+      const r = await buildIndex(cfg, { force: a.force, optimize: a.optimize, embedder: await this.embedder(), pool: this.pool, onProgress: this.opts.onProgress });
+      this.invalidate();
+      return r;
+    });
+    this.building = run.catch(() => {});
+    const r = await run;
+    return { ...r, skipped: r.skipped.slice(0, 50) };
+  }
+
+  /** Drops warm state after the index changed underneath. */
+  invalidate(): void {
+    this.ret?.store.close();
+    this.ret = undefined;
+    this.freshCache = undefined;
+  }
+
+  /** Files changed on disk since the last build (by size and mtime), cached briefly. */
+  freshness(): FreshnessT {
+    const now = Date.now();
+    if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
+    const r = this.retriever();
+    const indexed = new Map(r.store.files().map((f) => [f.path, f]));
+    const pending: string[] = [];
+    const seen = new Set<string>();
+    for (const f of discover(this.cfg).files) {
+      seen.add(f.path);
+      const prev = indexed.get(f.path);
+      if (!prev || prev.size !== f.size || prev.mtime_ms !== f.mtimeMs) pending.push(f.path);
+    }
+    for (const p of indexed.keys()) if (!seen.has(p)) pending.push(p);
+    const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };
+    this.freshCache = { at: now, value };
+    return value;
+  }
+
+  markChanged(): void {
+    this.freshCache = undefined;
+  }
+
+  async stats(input: Input<typeof ops.stats>): Promise<Output<typeof ops.stats>> {
+    this.parse(ops.stats, input);
+    const r = this.retriever();
+    const m = r.meta;
+    return {
+      node_count: r.nodes.length,
+      community_count: r.communities.length,
+      last_build: m.built_at ?? "",
+      edge_count: Number(m.edge_count ?? 0),
+      file_count: r.fileTokens.size,
+      source_tokens: Number(m.total_tokens ?? 0),
+      index_path: r.store.file,
+      index_bytes: r.store.sizeBytes(),
+      synapse_store: stateDirs(this.root).synapseDb,
+      graph_source: m.graph_source ?? "builtin",
+      embedder: m.embedder ?? "",
+      freshness: this.freshness(),
+    };
+  }
+
+  private async checkEmbedder(): Promise<Embedder> {
+    const e = await this.embedder();
+    const built = this.retriever().meta.embedder;
+    if (built && built !== e.id) {
+      throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);
+    }
+    return e;
+  }
+
+  async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
+    const a = this.parse(ops.search, input);
+    const e = await this.checkEmbedder();
+    const hits = await this.retriever().search(a.query, e, a.limit);
+    return {
+      results: hits.map((h) => ({
+        id: h.node.id,
+        name: h.node.name,
+        type: h.node.type,
+        file_path: h.node.file_path,
+        line_start: h.node.line_start,
+        line_end: h.node.line_end,
+        score: Math.round(h.score * 1e5) / 1e5,
+        community: h.node.community,
+        qualified_name: h.node.qualified_name,
+        signature: h.node.signature,
+        description: h.node.description,
+        via: h.via,
+      })),
+      freshness: this.freshness(),
+    };
+  }
+
+  async query(input: Input<typeof ops.query>): Promise<Output<typeof ops.query>> {
+    const a = this.parse(ops.query, input);
+    const e = await this.checkEmbedder();
+    const r = this.retriever();
+    const budget = a.budget ?? this.cfg.query.budget;
+    const hits = await r.search(a.question, e, 40);
+    const freshness = this.freshness();
+    const out = assembleQuery(r, hits, budget, freshness);
+    const sourceTokens = Number(r.meta.total_tokens ?? 0);
+    return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
+  }
+
+  async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
+    this.parse(ops.wakeup, input);
+    const freshness = this.freshness();
+    const out = assembleWakeup(this.retriever(), this.cfg.query.wakeupBudget, freshness);
+    return { ...out, tokenizer: TOKENIZER, freshness };
+  }
+
+  async skeleton(input: Input<typeof ops.skeleton>): Promise<Output<typeof ops.skeleton>> {
+    const a = this.parse(ops.skeleton, input);
+    const rel = toProjectPath(this.root, a.file_path);
+    if (!fs.existsSync(`${this.root}/${rel}`)) {
+      throw new CodememError("PATH_NOT_FOUND", `${a.file_path} does not exist in ${this.root}; pass a path inside the project.`, { value: a.file_path });
+    }
+    const r = this.retriever();
+    if (!r.fileTokens.has(rel)) {
+      throw new CodememError("FILE_NOT_INDEXED", `${rel} is not in the index (not a supported language, excluded, or added since the last build); run \`codemem build\` or check exclude_patterns.`, { value: rel });
+    }
+    const sk = renderSkeleton(r, rel);
+    return { ...sk, tokens: countTokens(sk.outline), file_tokens: r.fileTokens.get(rel) ?? 0, freshness: this.freshness() };
+  }
+
+  async recursive_query(input: Input<typeof ops.recursiveQuery>): Promise<Output<typeof ops.recursiveQuery>> {
+    const a = this.parse(ops.recursiveQuery, input);
+    const e = await this.checkEmbedder();
+    const r = this.retriever();
+    const freshness = this.freshness();
+    const out = await recursiveQuery(r, e, this.cfg, a.question, a.budget ?? Math.round(this.cfg.query.budget * 1.5), freshness);
+    const sourceTokens = Number(r.meta.total_tokens ?? 0);
+    return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
+  }
+
+  async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
+    const a = this.parse(ops.benchmark, input);
+    return runBenchmark(this, a.questions_file, a.limit);
+  }
+
+  /** Runs an operation by name with raw (unvalidated) input. */
+  async dispatch(name: string, input: unknown): Promise<unknown> {
+    const op = ops.operationByName(name);
+    if (!op) throw new CodememError("UNKNOWN_OPERATION", `Unknown operation "${name}"; known: ${ops.OPERATIONS.map((o) => o.name).join(", ")}.`);
+    const fn = (this as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name];
+    return fn.call(this, input);
+  }
+
+  get sideEffects(): boolean {
+    return this.opts.sideEffects !== false;
+  }
+
+  async close(): Promise<void> {
+    await this.building;
+    this.invalidate();
+    await this.pool.close();
+    const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
+    await e?.close?.();
+  }
+}
+
+function ratio(source: number, used: number): number {
+  return used > 0 ? Math.round((source / used) * 10) / 10 : 0;
+}

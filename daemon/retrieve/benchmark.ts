@@ -1,0 +1,89 @@
+import fs from "node:fs";
+import path from "node:path";
+import { CodememError } from "../../shared/errors.js";
+import type { BenchmarkRowT } from "../../shared/schemas.js";
+import type { ProjectEngine } from "../engine.js";
+import { firstSentence } from "../index/resolve.js";
+
+interface Question {
+  question: string;
+  gold_files?: string[];
+}
+
+/** Reads a question file: `[{question, gold_files?}]` or `{questions: [...]}` (the retrieval benchmark's format). */
+function loadQuestions(root: string, file: string): Question[] {
+  const abs = path.isAbsolute(file) ? file : path.join(root, file);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(fs.readFileSync(abs, "utf8"));
+  } catch (err) {
+    throw new CodememError("INVALID_ARGUMENT", `questions_file ${abs} is unreadable or not JSON (${(err as Error).message}); pass a JSON array of {question, gold_files}.`);
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { questions?: unknown }).questions;
+  if (!Array.isArray(list) || list.some((q) => typeof q?.question !== "string")) {
+    throw new CodememError("INVALID_ARGUMENT", `questions_file ${abs} must hold an array of {question: string, gold_files?: string[]}.`);
+  }
+  return list as Question[];
+}
+
+/** Questions derived from the project: documented symbols, asked by their documentation without their name. */
+function deriveQuestions(engine: ProjectEngine, limit: number): Question[] {
+  const r = engine.retriever();
+  const documented = r.nodes.filter((n) => n.type !== "module" && firstSentence(n.docstring).split(" ").length >= 5);
+  const step = Math.max(1, Math.floor(documented.length / limit));
+  const out: Question[] = [];
+  for (let i = 0; i < documented.length && out.length < limit; i += step) {
+    const n = documented[i];
+    const q = firstSentence(n.docstring).replace(new RegExp(`\\b${n.name}\\b`, "g"), "it");
+    out.push({ question: `Where is the code that does this: ${q}`, gold_files: [n.file_path] });
+  }
+  return out;
+}
+
+/** Runs questions through query and search without side effects; reports per-query rows and averages. */
+export async function runBenchmark(engine: ProjectEngine, questionsFile: string | undefined, limit: number | undefined) {
+  const qs = questionsFile ? loadQuestions(engine.root, questionsFile) : deriveQuestions(engine, limit ?? 20);
+  const picked = qs.slice(0, limit ?? qs.length);
+  const results: BenchmarkRowT[] = [];
+  for (const q of picked) {
+    let t = performance.now();
+    const a = await engine.query({ project_path: engine.root, question: q.question });
+    const latency = performance.now() - t;
+    t = performance.now();
+    const s = await engine.search({ project_path: engine.root, query: q.question, limit: 10 });
+    const searchLatency = performance.now() - t;
+    const cited = new Set(a.citations.map((c) => c.file_path));
+    const row: BenchmarkRowT = {
+      question: q.question,
+      tokens: a.tokens,
+      reduction_ratio: a.reduction_ratio,
+      latency_ms: Math.round(latency * 100) / 100,
+      search_latency_ms: Math.round(searchLatency * 100) / 100,
+      cited_files: cited.size,
+    };
+    if (q.gold_files?.length) {
+      row.gold_files = q.gold_files;
+      row.recall = q.gold_files.filter((g) => cited.has(g)).length / q.gold_files.length;
+      const rank = s.results.findIndex((x) => q.gold_files!.includes(x.file_path));
+      row.reciprocal_rank = rank >= 0 ? 1 / (rank + 1) : 0;
+    }
+    results.push(row);
+  }
+  const avg = (f: (r: BenchmarkRowT) => number | undefined) => {
+    const xs = results.map(f).filter((x): x is number => x !== undefined);
+    return xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000 : undefined;
+  };
+  return {
+    results,
+    averages: {
+      tokens: avg((r) => r.tokens) ?? 0,
+      reduction_ratio: avg((r) => r.reduction_ratio) ?? 0,
+      latency_ms: avg((r) => r.latency_ms) ?? 0,
+      search_latency_ms: avg((r) => r.search_latency_ms) ?? 0,
+      cited_files: avg((r) => r.cited_files) ?? 0,
+      ...(results.some((r) => r.recall !== undefined) ? { recall: avg((r) => r.recall), mrr: avg((r) => r.reciprocal_rank) } : {}),
+    },
+    query_count: results.length,
+    question_source: questionsFile ? path.resolve(engine.root, questionsFile) : "derived from documented symbols",
+  };
+}

@@ -1,0 +1,172 @@
+import { countTokens } from "../../shared/tokens.js";
+import type { CitationT, CommunityRefT, FreshnessT, LayerT } from "../../shared/schemas.js";
+import type { Hit, MemNode, Retriever } from "./retriever.js";
+
+/** Share of the total budget per layer; L3 (code) takes what the others leave. */
+const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
+const MAX_FILES = 6;
+const LEAD_CODE_TOKENS = 0.3; // the best hit may take this share of L3 for its code
+
+export interface Assembled {
+  context: string;
+  tokens: number;
+  layers: LayerT[];
+  communities: CommunityRefT[];
+  citations: CitationT[];
+}
+
+function fitLines(lines: string[], budget: number): { text: string; items: number } {
+  const out: string[] = [];
+  for (const l of lines) {
+    const next = [...out, l].join("\n");
+    if (countTokens(next) > budget) break;
+    out.push(l);
+  }
+  return { text: out.join("\n"), items: Math.max(0, out.length - 1) };
+}
+
+export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
+  const langs = [...new Set(r.nodes.map((n) => n.language))].sort().join(", ");
+  const files = r.fileTokens.size;
+  const symbols = r.nodes.filter((n) => n.type !== "module").length;
+  const fresh = freshness.stale ? `STALE: ${freshness.pending_count} changed file(s) not yet indexed` : "up to date";
+  return [`# ${r.meta.project_name || "project"}: ${files} files, ${symbols} symbols (${langs}); index ${fresh}, built ${r.meta.built_at}`];
+}
+
+export function architectureLines(r: Retriever, max: number): string[] {
+  return [
+    "## Architecture (largest areas)",
+    ...[...r.communities]
+      .sort((a, b) => (b.size ?? 0) - (a.size ?? 0))
+      .slice(0, max)
+      .map((c) => `- ${c.name}: ${c.size} symbols, ${c.description.split("; ").slice(-1)[0]}`),
+  ];
+}
+
+/** Ranks communities by the scores of the hits inside them. */
+export function relevantCommunities(r: Retriever, hits: Hit[], max: number): CommunityRefT[] {
+  const score = new Map<number, number>();
+  for (const h of hits) score.set(h.node.community, (score.get(h.node.community) ?? 0) + h.score);
+  return [...score.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, max)
+    .map(([id, s]) => {
+      const c = r.communities.find((x) => x.id === id);
+      return { id, name: c?.name ?? `community ${id}`, description: c?.description ?? "", size: c?.size ?? 0, score: Math.round(s * 10000) / 10000 };
+    });
+}
+
+function firstParagraph(doc: string, maxChars: number): string {
+  const p = doc.split(/\n\s*\n/)[0].replace(/\s+/g, " ").trim();
+  return p.length > maxChars ? p.slice(0, maxChars - 1) + "…" : p;
+}
+
+/** Renders one code entry at a given detail: 2 = code, 1 = signature + doc, 0 = citation line only. */
+function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number): string {
+  const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}`;
+  if (detail === 0) return head;
+  const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
+  if (n.type === "module") {
+    const names = (r.neighbors.get(n.id) ?? []).filter((x) => x.type === "contains").map((x) => r.byId.get(x.id)?.name).filter(Boolean).slice(0, 14);
+    return [head, doc, names.length ? `defines: ${names.join(", ")}` : ""].filter(Boolean).join("\n");
+  }
+  if (detail === 1 || codeBudget <= 0) return [head, n.signature, doc ? `  ${doc}` : ""].filter(Boolean).join("\n");
+  const code = r.code(n);
+  const lines = code.split("\n");
+  const kept: string[] = [];
+  for (const l of lines) {
+    if (countTokens([...kept, l].join("\n")) > codeBudget) break;
+    kept.push(l);
+  }
+  const elided = kept.length < lines.length || n.line_end - n.line_start + 1 > lines.length ? "\n    …" : "";
+  const body = kept.length > 0 ? kept.join("\n") + elided : n.signature;
+  return [head, "```", body, "```"].join("\n");
+}
+
+/** Assembles the layered answer (L0 identity, L1 architecture, L2 areas, L3 code) within `budget` tokens. */
+export function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshness: FreshnessT): Assembled {
+  const b0 = Math.floor(budget * SHARES.L0);
+  const b1 = Math.floor(budget * SHARES.L1);
+  const b2 = Math.floor(budget * SHARES.L2);
+  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 30));
+  const l1 = fitLines(architectureLines(r, 4), b1);
+  const comms = relevantCommunities(r, hits.slice(0, 12), 3);
+  const l2 = fitLines(["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)], b2);
+  const used = countTokens([l0.text, l1.text, l2.text].filter(Boolean).join("\n\n")) + 4;
+  const b3 = budget - used;
+
+  // L3: best hits, at most MAX_FILES distinct files, detail decreasing with rank.
+  const entries: string[] = [];
+  const citations: CitationT[] = [];
+  const files = new Set<string>();
+  let spent = countTokens("## Code") + 1;
+  const covered = new Set<string>();
+  for (let i = 0; i < hits.length && spent < b3; i++) {
+    const n = hits[i].node;
+    if (!files.has(n.file_path) && files.size >= MAX_FILES) continue;
+    if (covered.has(n.id) || (n.parent && covered.has(n.parent) && entries.length > 0 && r.byId.get(n.parent)?.type !== "module")) continue;
+    const left = b3 - spent;
+    const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
+    let text = "";
+    for (const detail of lead > 0 ? [2, 1, 0] : [1, 0]) {
+      const t = renderEntry(r, n, detail, lead);
+      if (countTokens(t) + 1 <= left) {
+        text = t;
+        break;
+      }
+    }
+    if (!text) continue;
+    entries.push(text);
+    spent += countTokens(text) + 1;
+    files.add(n.file_path);
+    covered.add(n.id);
+    citations.push({ node_id: n.id, file_path: n.file_path, line_start: n.line_start, line_end: n.line_end });
+  }
+  const l3text = entries.length ? ["## Code", ...entries].join("\n") : "";
+  let parts = [l0.text, l1.text, l2.text, l3text].filter(Boolean);
+  let context = parts.join("\n\n");
+  let tokens = countTokens(context);
+  // Token counts are not additive across joins; trim the last code entry until the total fits.
+  while (tokens > budget && entries.length > 0) {
+    entries.pop();
+    citations.pop();
+    parts = [l0.text, l1.text, l2.text, entries.length ? ["## Code", ...entries].join("\n") : ""].filter(Boolean);
+    context = parts.join("\n\n");
+    tokens = countTokens(context);
+  }
+  const layers: LayerT[] = [
+    { level: "L0", name: "identity", tokens: countTokens(l0.text), budget: b0, items: 1 },
+    { level: "L1", name: "architecture", tokens: countTokens(l1.text), budget: b1, items: l1.items },
+    { level: "L2", name: "relevant communities", tokens: countTokens(l2.text), budget: b2, items: l2.items },
+    { level: "L3", name: "code", tokens: entries.length ? countTokens(["## Code", ...entries].join("\n")) : 0, budget: b3, items: entries.length },
+  ];
+  return { context, tokens, layers, communities: comms, citations };
+}
+
+/** Session-start context: identity, main areas with their central symbols, and the most connected entry points. */
+export function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Omit<Assembled, "communities" | "citations"> {
+  const b0 = Math.floor(budget * 0.15);
+  const b1 = Math.floor(budget * 0.5);
+  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 40));
+  const l1 = fitLines(architectureLines(r, 8), b1);
+  const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
+  const degree = new Map<string, number>();
+  for (const [id, nbs] of r.neighbors) degree.set(id, nbs.filter((x) => x.type === "calls" || x.type === "inherits").length);
+  const central = r.nodes
+    .filter((n) => n.type !== "module" && n.type !== "method")
+    .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || (a.id < b.id ? -1 : 1))
+    .slice(0, 12)
+    .map((n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 90)}` : ""}`);
+  const l2 = fitLines(["## Key symbols", ...central], budget - used);
+  let context = [l0.text, l1.text, l2.text].filter(Boolean).join("\n\n");
+  while (countTokens(context) > budget && context.includes("\n")) context = context.slice(0, context.lastIndexOf("\n"));
+  return {
+    context,
+    tokens: countTokens(context),
+    layers: [
+      { level: "L0", name: "identity", tokens: countTokens(l0.text), budget: b0, items: 1 },
+      { level: "L1", name: "architecture", tokens: countTokens(l1.text), budget: b1, items: l1.items },
+      { level: "L2", name: "key symbols", tokens: countTokens(l2.text), budget: budget - used, items: l2.items },
+    ],
+  };
+}

@@ -1,0 +1,190 @@
+import type Database from "better-sqlite3";
+import type { Embedder } from "../index/embed/embedder.js";
+import { contentWords, stem } from "../index/text.js";
+import type { GraphCommunity } from "../index/types.js";
+import { LocalStore } from "../store/local.js";
+
+/** A node as kept in memory for ranking; code is fetched on demand. */
+export interface MemNode {
+  rowid: number;
+  id: string;
+  name: string;
+  type: string;
+  file_path: string;
+  qualified_name: string;
+  signature: string;
+  docstring: string;
+  description: string;
+  line_start: number;
+  line_end: number;
+  language: string;
+  parent: string | null;
+  community: number;
+}
+
+export interface Hit {
+  node: MemNode;
+  score: number;
+  via: string[];
+}
+
+const RRF_K = 60;
+const LEXICAL_WEIGHT = 1.0;
+const VECTOR_WEIGHT = 0.9;
+const CANDIDATES = 120;
+/** BM25 column weights: name, qualified name, signature, docstring, path, body identifiers. */
+const BM25_WEIGHTS = [8, 4, 2, 2.5, 3, 1];
+
+/** The warm, read-only view of one index used to answer questions. */
+export class Retriever {
+  readonly nodes: MemNode[];
+  readonly byId = new Map<string, MemNode>();
+  private readonly byRowid = new Map<number, MemNode>();
+  readonly neighbors = new Map<string, { id: string; type: string }[]>();
+  readonly communities: GraphCommunity[];
+  readonly meta: Record<string, string>;
+  private readonly vectors: Float32Array;
+  private readonly rowIndex: Map<number, number>;
+  readonly dim: number;
+  private readonly ftsStmt: Database.Statement;
+  private readonly codeStmt: Database.Statement;
+  readonly fileTokens: Map<string, number>;
+
+  constructor(readonly store: LocalStore) {
+    const db = store.db;
+    this.meta = store.allMeta();
+    this.nodes = db
+      .prepare("SELECT rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community FROM nodes ORDER BY rowid")
+      .all() as MemNode[];
+    for (const n of this.nodes) {
+      this.byId.set(n.id, n);
+      this.byRowid.set(n.rowid, n);
+    }
+    for (const e of store.edges()) {
+      if (e.type === "imports") continue; // file-to-file imports are too broad for expansion
+      push(this.neighbors, e.source, { id: e.target, type: e.type });
+      push(this.neighbors, e.target, { id: e.source, type: e.type });
+    }
+    this.communities = store.communities();
+    this.dim = Number(this.meta.dim);
+    this.vectors = new Float32Array(this.nodes.length * this.dim);
+    this.rowIndex = new Map();
+    let i = 0;
+    for (const r of db.prepare("SELECT rowid, embedding FROM vec_nodes").iterate() as Iterable<{ rowid: number; embedding: Buffer }>) {
+      const v = new Float32Array(r.embedding.buffer, r.embedding.byteOffset, this.dim);
+      this.vectors.set(v, i * this.dim);
+      this.rowIndex.set(i, Number(r.rowid));
+      i++;
+    }
+    this.vectorCount = i;
+    this.ftsStmt = db.prepare(
+      `SELECT rowid, bm25(fts_nodes, ${BM25_WEIGHTS.join(", ")}) AS score FROM fts_nodes WHERE fts_nodes MATCH ? ORDER BY score LIMIT ${CANDIDATES}`,
+    );
+    this.codeStmt = db.prepare("SELECT code FROM nodes WHERE rowid = ?");
+    this.fileTokens = new Map(store.files().map((f) => [f.path, f.tokens]));
+  }
+  private vectorCount: number;
+
+  code(n: MemNode): string {
+    return (this.codeStmt.get(n.rowid) as { code: string } | undefined)?.code ?? "";
+  }
+
+  lexical(query: string): { node: MemNode; rank: number }[] {
+    const words = [...new Set(contentWords(query))].slice(0, 24);
+    if (words.length === 0) return [];
+    const expr = words.map((w) => `"${w.replace(/"/g, "")}"`).join(" OR ");
+    const rows = this.ftsStmt.all(expr) as { rowid: number; score: number }[];
+    const out: { node: MemNode; rank: number }[] = [];
+    for (const r of rows) {
+      const n = this.byRowid.get(Number(r.rowid));
+      if (n) out.push({ node: n, rank: out.length });
+    }
+    return out;
+  }
+
+  vector(q: Float32Array): { node: MemNode; rank: number; sim: number }[] {
+    const dim = this.dim;
+    const n = this.vectorCount;
+    const sims = new Float32Array(n);
+    const V = this.vectors;
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      const off = i * dim;
+      for (let d = 0; d < dim; d++) s += V[off + d] * q[d];
+      sims[i] = s;
+    }
+    // Partial selection of the best CANDIDATES.
+    const idx: number[] = [];
+    let floor = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (idx.length < CANDIDATES) {
+        idx.push(i);
+        if (idx.length === CANDIDATES) {
+          idx.sort((a, b) => sims[b] - sims[a]);
+          floor = sims[idx[idx.length - 1]];
+        }
+      } else if (sims[i] > floor) {
+        let j = idx.length - 1;
+        while (j > 0 && sims[idx[j - 1]] < sims[i]) j--;
+        idx.splice(j, 0, i);
+        idx.pop();
+        floor = sims[idx[idx.length - 1]];
+      }
+    }
+    if (idx.length < CANDIDATES) idx.sort((a, b) => sims[b] - sims[a]);
+    return idx.map((i, rank) => ({ node: this.byRowid.get(this.rowIndex.get(i)!)!, rank, sim: sims[i] })).filter((x) => x.node);
+  }
+
+  /** Hybrid ranking: BM25 and vector lists fused by reciprocal rank, then boosted around strong seeds. */
+  async search(query: string, embedder: Embedder, limit: number, boost?: Map<string, number>): Promise<Hit[]> {
+    const [qv] = await embedder.embed([query]);
+    const lex = this.lexical(query);
+    const vec = this.vector(qv);
+    const scores = new Map<string, Hit>();
+    const add = (node: MemNode, s: number, via: string) => {
+      const h = scores.get(node.id);
+      if (h) {
+        h.score += s;
+        if (!h.via.includes(via)) h.via.push(via);
+      } else scores.set(node.id, { node, score: s, via: [via] });
+    };
+    for (const { node, rank } of lex) add(node, LEXICAL_WEIGHT / (RRF_K + rank), "lexical");
+    for (const { node, rank } of vec) add(node, VECTOR_WEIGHT / (RRF_K + rank), "vector");
+
+    // Exact name mentions are the strongest signal a question gives.
+    const qwords = new Set(contentWords(query).map(stem));
+    const rawTokens = new Set(query.split(/[^A-Za-z0-9_.]+/).filter(Boolean).map((t) => t.toLowerCase()));
+    for (const h of scores.values()) {
+      const nm = h.node.name.toLowerCase();
+      if (rawTokens.has(nm) || rawTokens.has(h.node.qualified_name.toLowerCase())) h.score *= 1.6;
+      const nameWords = contentWords(h.node.name).map(stem);
+      if (nameWords.length > 0 && nameWords.every((w) => qwords.has(w))) h.score *= 1.25;
+    }
+    if (boost) for (const [id, b] of boost) { const n = this.byId.get(id); if (n) add(n, b, "synapse"); }
+
+    // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
+    const ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+    const seeds = ranked.slice(0, 8);
+    const bonus = new Map<string, number>();
+    for (const s of seeds) {
+      for (const nb of this.neighbors.get(s.node.id) ?? []) {
+        const w = nb.type === "contains" ? 0.12 : 0.18;
+        bonus.set(nb.id, (bonus.get(nb.id) ?? 0) + s.score * w);
+      }
+    }
+    for (const [id, b] of bonus) {
+      const h = scores.get(id);
+      if (h) {
+        h.score += b;
+        if (!h.via.includes("graph")) h.via.push("graph");
+      }
+    }
+    return [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)).slice(0, limit);
+  }
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}

@@ -1,0 +1,170 @@
+import { z } from "zod";
+import { BenchmarkRow, Citation, CommunityRef, Freshness, Layer, SearchResult, SkippedFile, projectPath } from "./schemas.js";
+
+/**
+ * Every operation is declared once here: its name, tool name, description, input and output
+ * schemas. The daemon implements them, and the socket client, the MCP shim and the CLI expose them.
+ * Descriptions are terse: an assistant reads the whole tool list on every turn.
+ */
+export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  name: string;
+  tool: string;
+  description: string;
+  input: I;
+  output: O;
+  readOnly: boolean;
+}
+
+function op<I extends z.ZodRawShape, O extends z.ZodRawShape>(d: {
+  name: string;
+  description: string;
+  input: I;
+  output: O;
+  readOnly: boolean;
+}): Operation<z.ZodObject<I>, z.ZodObject<O>> {
+  return { name: d.name, tool: `codemem_${d.name}`, description: d.description, input: z.object(d.input).strict(), output: z.object(d.output), readOnly: d.readOnly };
+}
+
+const answer = {
+  context: z.string(),
+  tokens: z.number().int().describe("o200k_base tokens of context"),
+  tokenizer: z.string(),
+  layers: z.array(Layer),
+  freshness: Freshness,
+};
+
+export const build = op({
+  name: "build",
+  description: "Build or update the project's code index (incremental; force=true rebuilds all).",
+  input: { project_path: projectPath, force: z.boolean().default(false), optimize: z.boolean().default(false), batch_size: z.number().int().min(1).max(100000).optional() },
+  output: {
+    nodes_processed: z.number().int(),
+    nodes_embedded: z.number().int(),
+    communities: z.number().int(),
+    time_elapsed: z.number(),
+    node_count: z.number().int(),
+    edge_count: z.number().int(),
+    files_indexed: z.number().int(),
+    files_changed: z.number().int(),
+    files_removed: z.number().int(),
+    files_skipped: z.number().int(),
+    skipped: z.array(SkippedFile).describe("Up to 50 files left out, with the reason"),
+    graph_source: z.string(),
+    embedder: z.string(),
+  },
+  readOnly: false,
+});
+
+export const stats = op({
+  name: "stats",
+  description: "Index statistics: nodes, communities, last build, sizes, synapse store location.",
+  input: { project_path: projectPath },
+  output: {
+    node_count: z.number().int(),
+    community_count: z.number().int(),
+    last_build: z.string(),
+    edge_count: z.number().int(),
+    file_count: z.number().int(),
+    source_tokens: z.number().int(),
+    index_path: z.string(),
+    index_bytes: z.number().int(),
+    synapse_store: z.string(),
+    graph_source: z.string(),
+    embedder: z.string(),
+    freshness: Freshness,
+  },
+  readOnly: true,
+});
+
+export const query = op({
+  name: "query",
+  description: "Answer a question about the code with a small cited context (architecture, relevant areas, best-matching code).",
+  input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(200).max(20000).optional() },
+  output: {
+    ...answer,
+    reduction_ratio: z.number().describe("Tokens of all indexed source / tokens of context"),
+    source_tokens: z.number().int(),
+    communities: z.array(CommunityRef),
+    citations: z.array(Citation),
+  },
+  readOnly: true,
+});
+
+export const search = op({
+  name: "search",
+  description: "Hybrid (lexical + vector + graph) search for functions, classes and files.",
+  input: { project_path: projectPath, query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
+  output: { results: z.array(SearchResult), freshness: Freshness },
+  readOnly: true,
+});
+
+export const wakeup = op({
+  name: "wakeup",
+  description: "Session-start context: what the project is, its main areas and entry points.",
+  input: { project_path: projectPath },
+  output: answer,
+  readOnly: true,
+});
+
+export const skeleton = op({
+  name: "skeleton",
+  description: "Outline of one file: signatures, docstrings and line numbers, bodies elided.",
+  input: { project_path: projectPath, file_path: z.string().min(1).describe("Project-relative or absolute path inside the project") },
+  output: {
+    file_path: z.string(),
+    language: z.string(),
+    outline: z.string(),
+    tokens: z.number().int(),
+    file_tokens: z.number().int(),
+    symbols: z.array(z.object({ id: z.string(), name: z.string(), type: z.string(), line_start: z.number().int(), line_end: z.number().int(), signature: z.string() })),
+    freshness: Freshness,
+  },
+  readOnly: true,
+});
+
+export const recursiveQuery = op({
+  name: "recursive_query",
+  description: "Split a complex question into sub-questions, answer each, merge into one budgeted context.",
+  input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(300).max(20000).optional() },
+  output: {
+    ...answer,
+    reduction_ratio: z.number(),
+    source_tokens: z.number().int(),
+    communities: z.array(CommunityRef),
+    citations: z.array(Citation),
+    sub_questions: z.array(z.object({ question: z.string(), citations: z.number().int() })),
+    decomposition: z.enum(["provider", "heuristic"]),
+    provider_error: z.string().optional(),
+  },
+  readOnly: true,
+});
+
+export const benchmark = op({
+  name: "benchmark",
+  description: "Measure retrieval on a question set (given file or derived): tokens, reduction, latency, recall, MRR.",
+  input: { project_path: projectPath, questions_file: z.string().optional(), limit: z.number().int().min(1).max(500).optional() },
+  output: {
+    results: z.array(BenchmarkRow),
+    averages: z.object({
+      tokens: z.number(),
+      reduction_ratio: z.number(),
+      latency_ms: z.number(),
+      search_latency_ms: z.number(),
+      cited_files: z.number(),
+      recall: z.number().optional(),
+      mrr: z.number().optional(),
+    }),
+    query_count: z.number().int(),
+    question_source: z.string(),
+  },
+  readOnly: true,
+});
+
+export const OPERATIONS = [build, stats, query, search, wakeup, skeleton, recursiveQuery, benchmark] as const;
+export type OperationName = (typeof OPERATIONS)[number]["name"];
+
+export function operationByName(name: string): Operation | undefined {
+  return OPERATIONS.find((o) => o.name === name || o.tool === name) as Operation | undefined;
+}
+export type In<O extends Operation> = z.input<O["input"]>;
+export type Out<O extends Operation> = z.infer<O["output"]>;

@@ -1,0 +1,72 @@
+import { z } from "zod";
+
+/** Element shapes the spec leaves open, defined once and published as MCP output schemas. */
+
+export const projectPath = z.string().min(1).describe("Absolute path of the project root");
+
+export const Freshness = z.object({
+  indexed_at: z.string().nullable().describe("When the index was last updated (ISO 8601 UTC)"),
+  stale: z.boolean().describe("True when files changed since and are not indexed yet"),
+  pending_count: z.number().int(),
+  pending_files: z.array(z.string()).describe("Up to 20 changed files awaiting re-indexing"),
+});
+
+export const Layer = z.object({
+  level: z.enum(["L0", "L1", "L2", "L3"]),
+  name: z.string(),
+  tokens: z.number().int(),
+  budget: z.number().int(),
+  items: z.number().int(),
+});
+
+export const CommunityRef = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  size: z.number().int(),
+  score: z.number(),
+});
+
+export const Citation = z.object({
+  node_id: z.string(),
+  file_path: z.string(),
+  line_start: z.number().int(),
+  line_end: z.number().int(),
+});
+
+export const SearchResult = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  file_path: z.string(),
+  line_start: z.number().int(),
+  line_end: z.number().int(),
+  score: z.number(),
+  community: z.number().int(),
+  qualified_name: z.string(),
+  signature: z.string(),
+  description: z.string(),
+  /** Which rankers found it: lexical, vector, graph, synapse. */
+  via: z.array(z.string()),
+});
+
+export const SkippedFile = z.object({ path: z.string(), reason: z.string(), detail: z.string().optional() });
+
+export const BenchmarkRow = z.object({
+  question: z.string(),
+  tokens: z.number().int(),
+  reduction_ratio: z.number(),
+  latency_ms: z.number(),
+  search_latency_ms: z.number(),
+  cited_files: z.number().int(),
+  gold_files: z.array(z.string()).optional(),
+  recall: z.number().optional(),
+  reciprocal_rank: z.number().optional(),
+});
+
+export type FreshnessT = z.infer<typeof Freshness>;
+export type LayerT = z.infer<typeof Layer>;
+export type CommunityRefT = z.infer<typeof CommunityRef>;
+export type SearchResultT = z.infer<typeof SearchResult>;
+export type CitationT = z.infer<typeof Citation>;
+export type BenchmarkRowT = z.infer<typeof BenchmarkRow>;

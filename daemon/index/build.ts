@@ -15,6 +15,7 @@ import { ParsePool } from "./parse-pool.js";
 import { resolveGraph, type NodeRecord } from "./resolve.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
+import { splitWords } from "./text.js";
 
 export const INDEX_VERSION = "1";
 
@@ -113,6 +114,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
     const toParse = changed.filter((c) => c.source !== "");
+    const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
 
     // Parse what changed; keep the stored extracts of everything else.
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
@@ -181,7 +183,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const h = textHash(text, lexical);
       const prev = prevHashes.get(n.id);
       const reused = prev && prev.textHash === h ? store.vector(prev.rowid) : undefined;
-      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0) });
+      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf) : undefined });
       if (!reused) toEmbed.push({ i: delta.length - 1, text });
     }
     const batch = cfg.build.batchSize;
@@ -252,6 +254,19 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   } finally {
     store.close();
   }
+}
+
+/** Words of a whole file (identifiers split, comments included) for the file-level lexical index. */
+function fileWordsOf(root: string, rel: string, sources: Map<string, string>): string {
+  let text = sources.get(rel);
+  if (text === undefined) {
+    try {
+      text = fs.readFileSync(`${root}/${rel}`, "utf8");
+    } catch {
+      text = "";
+    }
+  }
+  return splitWords(text.slice(0, 400_000)).join(" ");
 }
 
 function degreeMap(edges: GraphEdge[]): Map<string, number> {

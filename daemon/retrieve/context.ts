@@ -5,6 +5,8 @@ import type { Hit, MemNode, Retriever } from "./retriever.js";
 /** Share of the total budget per layer; L3 (code) takes what the others leave. */
 const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
 const MAX_FILES = 6;
+/** Entries per file: the lead file may show more, others give room to further candidate files. */
+const MAX_PER_FILE = [3, 2];
 const LEAD_CODE_TOKENS = 0.3; // the best hit may take this share of L3 for its code
 
 export interface Assembled {
@@ -99,11 +101,14 @@ export function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshne
   const entries: string[] = [];
   const citations: CitationT[] = [];
   const files = new Set<string>();
+  const perFile = new Map<string, number>();
   let spent = countTokens("## Code") + 1;
   const covered = new Set<string>();
   for (let i = 0; i < hits.length && spent < b3; i++) {
     const n = hits[i].node;
     if (!files.has(n.file_path) && files.size >= MAX_FILES) continue;
+    const cap = files.size === 0 || [...files][0] === n.file_path ? MAX_PER_FILE[0] : MAX_PER_FILE[1];
+    if ((perFile.get(n.file_path) ?? 0) >= cap) continue;
     if (covered.has(n.id) || (n.parent && covered.has(n.parent) && entries.length > 0 && r.byId.get(n.parent)?.type !== "module")) continue;
     const left = b3 - spent;
     const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
@@ -119,6 +124,7 @@ export function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshne
     entries.push(text);
     spent += countTokens(text) + 1;
     files.add(n.file_path);
+    perFile.set(n.file_path, (perFile.get(n.file_path) ?? 0) + 1);
     covered.add(n.id);
     citations.push({ node_id: n.id, file_path: n.file_path, line_start: n.line_start, line_end: n.line_end });
   }

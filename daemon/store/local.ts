@@ -27,7 +27,7 @@ export interface BuildDelta {
   removedFiles: string[];
   upsertFiles: { row: FileRow; extract: FileExtract }[];
   /** Nodes of the upserted and removed files are replaced by these. */
-  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array }[];
+  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string }[];
   edgesAdded: GraphEdge[];
   edgesRemoved: GraphEdge[];
   communities: GraphCommunity[];
@@ -154,6 +154,8 @@ export class LocalStore {
     const delNodesOfFile = db.prepare("SELECT rowid FROM nodes WHERE file_path = ?");
     const delNode = db.prepare("DELETE FROM nodes WHERE rowid = ?");
     const delFts = db.prepare("DELETE FROM fts_nodes WHERE rowid = ?");
+    const delFtsFile = db.prepare("DELETE FROM fts_files WHERE rowid = ?");
+    const insFtsFile = db.prepare("INSERT INTO fts_files(rowid, path, body) VALUES (?, ?, ?)");
     const delVec = db.prepare("DELETE FROM vec_nodes WHERE rowid = ?");
     const delFile = db.prepare("DELETE FROM files WHERE path = ?");
     const upFile = db.prepare(
@@ -177,12 +179,13 @@ export class LocalStore {
         for (const { rowid } of delNodesOfFile.all(f) as { rowid: number }[]) {
           delNode.run(rowid);
           delFts.run(rowid);
+          delFtsFile.run(rowid);
           delVec.run(BigInt(rowid));
         }
       }
       for (const f of delta.removedFiles) delFile.run(f);
       for (const { row, extract } of delta.upsertFiles) upFile.run({ ...row, extract: JSON.stringify(extract), indexed_at: now });
-      for (const { node, textHash, lexical, vector } of delta.nodes) {
+      for (const { node, textHash, lexical, vector, fileWords } of delta.nodes) {
         const { lastInsertRowid: rowid } = insNode.run({
           id: node.id,
           name: node.name,
@@ -202,6 +205,7 @@ export class LocalStore {
         });
         insFts.run(rowid, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body);
         insVec.run(BigInt(rowid), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+        if (fileWords !== undefined) insFtsFile.run(rowid, lexical.path, fileWords);
       }
       for (const e of delta.edgesRemoved) delEdge.run(e.source, e.target, e.type);
       for (const e of delta.edgesAdded) insEdge.run(e.source, e.target, e.type);
@@ -216,6 +220,7 @@ export class LocalStore {
   /** Rebuilds FTS segments, refreshes planner statistics and compacts the file (`build --optimize`). */
   optimize(): void {
     this.db.exec("INSERT INTO fts_nodes(fts_nodes) VALUES('optimize')");
+    this.db.exec("INSERT INTO fts_files(fts_files) VALUES('optimize')");
     this.db.exec("ANALYZE");
     this.db.pragma("wal_checkpoint(TRUNCATE)");
     this.db.exec("VACUUM");

@@ -126,11 +126,13 @@ function envBool(v: string | undefined): boolean | undefined {
 }
 
 /** Environment-only settings that do not depend on a project (log level, event log switch). */
-export function resolveProcessSettings(env: Env = process.env): { debug: boolean; eventLog: boolean; project?: string } {
+export function resolveProcessSettings(env: Env = process.env): { debug: boolean; eventLog: boolean; project?: string; runtimeDir?: string } {
   return {
     debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
     project: env.CODEMEM_PROJECT || undefined,
+    /** Per-user runtime directory for daemon sockets whose in-project path is too long. */
+    runtimeDir: env.XDG_RUNTIME_DIR || undefined,
   };
 }
 

@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+/**
+ * The per-project daemon: `node dist/daemon/main.js --project <abs root> [--no-watch]`.
+ * Runs in the foreground; clients start it detached. Exit codes: 0 clean shutdown (or another
+ * daemon already owns the project), 1 unclean shutdown, 2 bad arguments, 3 cannot start.
+ */
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../client/socket-path.js";
+import { resolveProcessSettings } from "../shared/config.js";
+import { asCodememError } from "../shared/errors.js";
+import { configureLog, log } from "../shared/log.js";
+import { resolveProjectRoot, stateDirs } from "../shared/paths.js";
+import { ProjectEngine } from "./engine.js";
+import { DaemonServer } from "./server.js";
+import { startWatcher, type ProjectWatcher } from "./watch.js";
+
+const SHUTDOWN_GRACE_MS = 5000;
+const VERSION = readVersion();
+
+function readVersion(): string {
+  try {
+    const pkg = fileURLToPath(new URL("../../package.json", import.meta.url));
+    return (JSON.parse(fs.readFileSync(pkg, "utf8")) as { version: string }).version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+function parseArgs(argv: string[]): { project?: string; watch: boolean } {
+  const out: { project?: string; watch: boolean } = { watch: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--project") out.project = argv[++i];
+    else if (a.startsWith("--project=")) out.project = a.slice("--project=".length);
+    else if (a === "--no-watch") out.watch = false;
+    else {
+      process.stderr.write(`codemem daemon: unknown argument ${a}; usage: main.js --project <absolute project root> [--no-watch]\n`);
+      process.exit(2);
+    }
+  }
+  return out;
+}
+
+type LockResult = { ok: true } | { ok: false; holder: number };
+
+/**
+ * Takes `.codemem/daemon.lock` (O_EXCL, holds our pid). A lock left by a dead process is taken
+ * over under a short-lived takeover lock, so two starters cannot both remove and recreate it.
+ */
+function acquireLock(lock: string): LockResult {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      const fd = fs.openSync(lock, "wx", 0o644);
+      fs.writeSync(fd, `${process.pid}\n`);
+      fs.closeSync(fd);
+      return { ok: true };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const holder = readLockPid(lock);
+    if (holder === undefined) {
+      // Being written right now (created, pid not yet in it), or garbage. Wait, then judge.
+      const st = statOrUndefined(lock);
+      if (st && Date.now() - st.mtimeMs < 2000) {
+        sleep(50);
+        continue;
+      }
+    } else if (holder !== process.pid && isDaemonPid(holder)) {
+      return { ok: false, holder };
+    }
+    const takeover = `${lock}.takeover`;
+    try {
+      const fd = fs.openSync(takeover, "wx");
+      fs.closeSync(fd);
+    } catch {
+      const st = statOrUndefined(takeover);
+      if (st && Date.now() - st.mtimeMs > 5000) fs.rmSync(takeover, { force: true }); // its owner died
+      sleep(50);
+      continue;
+    }
+    try {
+      // Re-check under the takeover lock: someone may have taken over already.
+      if (readLockPid(lock) === holder) {
+        log.info("removing stale daemon lock", { lock, stale_pid: holder ?? null });
+        fs.rmSync(lock, { force: true });
+      }
+    } finally {
+      fs.rmSync(takeover, { force: true });
+    }
+  }
+  throw new Error(`could not take ${lock} after 20 attempts`);
+}
+
+function statOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function releaseLock(lock: string): void {
+  if (readLockPid(lock) === process.pid) fs.rmSync(lock, { force: true });
+}
+
+async function main(): Promise<void> {
+  const settings = resolveProcessSettings();
+  configureLog({ debug: settings.debug, component: "daemon" });
+  const args = parseArgs(process.argv.slice(2));
+  let root: string;
+  try {
+    root = resolveProjectRoot(args.project ?? settings.project);
+  } catch (err) {
+    const e = asCodememError(err);
+    log.error("cannot start daemon", { code: e.code, error: e.message });
+    process.exit(2);
+  }
+  const files = daemonFiles(root);
+  fs.mkdirSync(files.stateDir, { recursive: true });
+
+  const lock = acquireLock(files.lock);
+  if (!lock.ok) {
+    log.info("another daemon already serves this project; exiting", { root, holder_pid: lock.holder });
+    process.exit(0);
+  }
+
+  const startedAt = Date.now();
+  let engine: ProjectEngine;
+  try {
+    engine = await ProjectEngine.open(root);
+  } catch (err) {
+    const e = asCodememError(err);
+    log.error("cannot open project", { root, code: e.code, error: e.message });
+    releaseLock(files.lock);
+    process.exit(3);
+  }
+
+  let watcher: ProjectWatcher | undefined;
+  const ensureWatcher = () => {
+    if (!args.watch || watcher || stopping) return;
+    if (!fs.existsSync(stateDirs(root).dbFile)) return; // nothing to keep fresh before the first build
+    watcher = startWatcher(engine);
+  };
+
+  let stopping: Promise<never> | undefined;
+  const info = () => ({ pid: process.pid, root, uptime_s: Math.round((Date.now() - startedAt) / 1000), version: VERSION });
+  const server = new DaemonServer(
+    async (op, input) => {
+      // Clients may leave project_path out: this daemon serves exactly one project.
+      if (input && typeof input === "object" && !Array.isArray(input) && !("project_path" in input)) input = { ...input, project_path: root };
+      const result = await engine.dispatch(op, input);
+      if (op === "build" || op === "codemem_build") ensureWatcher();
+      return result;
+    },
+    {
+      ping: info,
+      status: () => ({
+        ...info(),
+        socket: files.socket,
+        lock: files.lock,
+        log_file: files.log,
+        index_exists: fs.existsSync(stateDirs(root).dbFile),
+        rss_bytes: process.memoryUsage.rss(),
+        watcher: watcher ? watcher.status() : null,
+      }),
+      shutdown: () => void shutdown("shutdown request"),
+    },
+  );
+
+  const shutdown = (reason: string, code?: number): Promise<never> => {
+    stopping ??= (async () => {
+      log.info("daemon stopping", { reason });
+      let clean = code === undefined || code === 0;
+      const timeout = <T>(p: Promise<T>, what: string) =>
+        Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_GRACE_MS).unref())]).then((ok) => {
+          if (!ok) log.warn(`shutdown: ${what} did not finish in time`);
+          return ok;
+        }, (err) => {
+          log.warn(`shutdown: ${what} failed`, { error: (err as Error).message });
+          return false;
+        });
+      clean = (await server.close(SHUTDOWN_GRACE_MS)) && clean;
+      if (watcher) clean = (await timeout(watcher.close(), "watcher close")) && clean;
+      clean = (await timeout(engine.close(), "engine close")) && clean;
+      try {
+        if (fs.existsSync(files.socket)) fs.rmSync(files.socket, { force: true });
+        releaseLock(files.lock);
+      } catch (err) {
+        clean = false;
+        log.warn("shutdown: cannot remove socket or lock", { error: (err as Error).message });
+      }
+      log.info("daemon stopped", { reason, clean });
+      process.exit(clean ? 0 : 1);
+    })();
+    return stopping;
+  };
+
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGHUP", () => void shutdown("SIGHUP"));
+  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err instanceof Error ? err.stack : String(err) }));
+  process.on("uncaughtException", (err) => {
+    log.error("uncaught exception", { error: err.stack ?? String(err) });
+    void shutdown("uncaught exception", 1);
+  });
+
+  // We hold the lock, so whatever sits at the socket path belongs to a dead daemon.
+  try {
+    ensureSocketDir(files.socket);
+    fs.rmSync(files.socket, { force: true });
+    await server.listen(files.socket);
+  } catch (err) {
+    log.error("cannot listen", { socket: files.socket, error: (err as Error).message });
+    releaseLock(files.lock);
+    process.exit(3);
+  }
+  log.info("daemon listening", { root, socket: files.socket, pid: process.pid, version: VERSION, node: process.version });
+
+  ensureWatcher();
+  // Warm the read path so the first query does not pay for opening the index.
+  if (fs.existsSync(stateDirs(root).dbFile)) {
+    try {
+      engine.retriever();
+      await engine.embedder();
+    } catch (err) {
+      log.warn("warm-up failed; requests will report the problem", { error: (err as Error).message });
+    }
+  }
+}
+
+void main().catch((err) => {
+  log.error("daemon crashed during start", { error: (err as Error).stack ?? String(err) });
+  process.exit(3);
+});

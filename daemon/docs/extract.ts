@@ -18,9 +18,14 @@ export interface Extracted {
 }
 
 /** Why a document cannot be indexed; never fatal to an update. */
+export type SkipReason = "encrypted" | "scanned (no text layer)" | "corrupt" | "too large" | "unreadable";
+
 export class DocSkip extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
+  constructor(
+    readonly reason: SkipReason,
+    readonly detail?: string,
+  ) {
+    super(detail ? `${reason}: ${detail}` : reason);
     this.name = "DocSkip";
   }
 }
@@ -91,7 +96,7 @@ async function extractPdf(data: Buffer): Promise<Extracted> {
     await task.destroy().catch(() => undefined);
     const name = (err as Error)?.name;
     if (name === "PasswordException") throw new DocSkip("encrypted");
-    throw new DocSkip(`corrupt (${(err as Error)?.message ?? String(err)})`);
+    throw new DocSkip("corrupt", (err as Error)?.message ?? String(err));
   }
   try {
     const units: DocUnit[] = [];
@@ -104,7 +109,7 @@ async function extractPdf(data: Buffer): Promise<Extracted> {
         text = joinPdfItems(content.items.filter((i) => "str" in i) as PdfTextItem[]);
         page.cleanup();
       } catch (err) {
-        throw new DocSkip(`corrupt (page ${n}: ${(err as Error)?.message ?? String(err)})`);
+        throw new DocSkip("corrupt", `page ${n}: ${(err as Error)?.message ?? String(err)}`);
       }
       chars += text.replace(/\s+/g, "").length;
       if (text.trim()) units.push({ page: n, text });
@@ -159,7 +164,7 @@ async function extractDocx(data: Buffer): Promise<Extracted> {
     const msg = (err as Error)?.message ?? String(err);
     // An encrypted DOCX is an OLE compound file, not a zip.
     if (data.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))) throw new DocSkip("encrypted");
-    throw new DocSkip(`corrupt (${msg})`);
+    throw new DocSkip("corrupt", msg);
   }
   const units = htmlSections(html);
   return { kind: "docx", units, pages: units.length };

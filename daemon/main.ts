@@ -11,9 +11,8 @@ import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { resolveProjectRoot, stateDirs } from "../shared/paths.js";
-import { ProjectEngine } from "./engine.js";
-import { DaemonServer } from "./server.js";
-import { startWatcher, type ProjectWatcher } from "./watch.js";
+import type { ProjectEngine } from "./engine.js";
+import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
 const VERSION = readVersion();
@@ -129,6 +128,8 @@ async function main(): Promise<void> {
     process.exit(0);
   }
 
+  // Heavy modules load only once we own the project: a losing starter exits in milliseconds.
+  const [{ ProjectEngine }, { DaemonServer }, { startWatcher }] = await Promise.all([import("./engine.js"), import("./server.js"), import("./watch.js")]);
   const startedAt = Date.now();
   let engine: ProjectEngine;
   try {

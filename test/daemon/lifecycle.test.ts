@@ -1,0 +1,151 @@
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { callDaemon, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { daemonFiles, readLockPid, socketPathFor, SOCKET_PATH_MAX } from "../../dist/client/socket-path.js";
+import { cleanupAll, daemonPids, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
+
+/** Sends raw bytes on a fresh socket and collects reply lines until `want` replies or close. */
+function rawExchange(socket: string, payload: string | Buffer, want: number, timeoutMs = 10_000): Promise<Record<string, unknown>[]> {
+  return new Promise((resolve, reject) => {
+    const sock = net.createConnection(socket);
+    const replies: Record<string, unknown>[] = [];
+    let buf = "";
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`only ${replies.length}/${want} replies within ${timeoutMs} ms`));
+    }, timeoutMs);
+    sock.on("data", (d) => {
+      buf += String(d);
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        replies.push(JSON.parse(buf.slice(0, nl)));
+        buf = buf.slice(nl + 1);
+      }
+      if (replies.length >= want) {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(replies);
+      }
+    });
+    sock.on("error", () => {}); // the daemon may reset a connection it refused
+    sock.on("close", () => {
+      clearTimeout(timer);
+      resolve(replies);
+    });
+    sock.write(payload);
+  });
+}
+
+describe("daemon lifecycle", () => {
+  afterAll(cleanupAll);
+
+  it("kill -9: the next call restarts the daemon over the stale socket and lock", async () => {
+    const root = makeProject();
+    await callDaemon(root, "build", { project_path: root });
+    const first = (await pingDaemon(root))!;
+    process.kill(first.pid, "SIGKILL");
+    await waitFor("killed daemon to die", () => daemonPids(root).length === 0);
+    const files = daemonFiles(root);
+    // What a crash leaves behind.
+    expect(fs.existsSync(files.socket)).toBe(true);
+    expect(readLockPid(files.lock)).toBe(first.pid);
+
+    const stats = (await callDaemon(root, "stats", { project_path: root })) as { node_count: number };
+    expect(stats.node_count).toBeGreaterThan(0);
+    const second = (await pingDaemon(root))!;
+    expect(second.pid).not.toBe(first.pid);
+    expect(readLockPid(files.lock)).toBe(second.pid);
+    expect(daemonPids(root)).toEqual([second.pid]);
+  });
+
+  it("SIGTERM: exit code 0, socket and lock removed", async () => {
+    const root = makeProject();
+    const d = spawnDaemonChild(root);
+    const files = daemonFiles(root);
+    await waitFor("daemon to listen", () => pingDaemon(root).then((p) => p !== null));
+    expect(readLockPid(files.lock)).toBe(d.child.pid);
+    d.child.kill("SIGTERM");
+    expect(await d.exit, d.stderr()).toBe(0);
+    expect(fs.existsSync(files.socket)).toBe(false);
+    expect(fs.existsSync(files.lock)).toBe(false);
+    expect(d.stderr()).toContain('"clean":true');
+  });
+
+  it("a second daemon for the same project exits 0 and leaves the first alone", async () => {
+    const root = makeProject();
+    const a = spawnDaemonChild(root);
+    await waitFor("daemon to listen", () => pingDaemon(root).then((p) => p !== null));
+    const b = spawnDaemonChild(root);
+    expect(await b.exit).toBe(0);
+    expect((await pingDaemon(root))!.pid).toBe(a.child.pid);
+    expect(readLockPid(daemonFiles(root).lock)).toBe(a.child.pid);
+    expect((await stopDaemon(root)).stopped).toBe(true);
+    expect(await a.exit).toBe(0);
+  });
+
+  it("clients that vanish mid-request do not hurt the daemon", async () => {
+    const root = makeProject();
+    await callDaemon(root, "build", { project_path: root });
+    const socket = daemonFiles(root).socket;
+    const pid = (await pingDaemon(root))!.pid;
+
+    // Half a request, then gone.
+    await new Promise<void>((resolve) => {
+      const s = net.createConnection(socket, () => {
+        s.write('{"id": 1, "op": "stats", "inp');
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 30);
+      });
+    });
+    // Whole requests (a slow one among them), disconnecting before the replies arrive.
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const s = net.createConnection(socket, () => {
+          s.write(JSON.stringify({ id: 1, op: "query", input: { project_path: root, question: "how is stock reserved?" } }) + "\n");
+          s.write(JSON.stringify({ id: 2, op: "stats", input: { project_path: root } }) + "\n");
+          s.destroy();
+          resolve();
+        });
+      });
+    }
+    // Garbage and an oversized line are answered with INVALID_ARGUMENT; the connection stays usable.
+    const replies = await rawExchange(socket, Buffer.concat([Buffer.from("not json\n"), Buffer.alloc(9 * 1024 * 1024, 0x61), Buffer.from("\n"), Buffer.from(JSON.stringify({ id: 7, op: "ping" }) + "\n")]), 3);
+    expect(replies.map((r) => (r.ok ? "ok" : (r.error as { code: string }).code))).toEqual(["INVALID_ARGUMENT", "INVALID_ARGUMENT", "ok"]);
+    expect(replies[2].id).toBe(7);
+
+    // Pipelined requests on one raw connection all come back, matched by id.
+    const many = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i + 1, op: i % 2 ? "stats" : "codemem_search", input: { project_path: root, query: "price" } })).join("\n") + "\n";
+    const pipelined = await rawExchange(socket, many, 20);
+    expect(pipelined.map((r) => r.id).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(pipelined.filter((r) => !r.ok).map((r) => r.error)).toEqual(
+      Array.from({ length: 10 }, () => expect.objectContaining({ code: "INVALID_ARGUMENT" })), // stats has no "query" field
+    );
+
+    const stats = (await callDaemon(root, "stats", { project_path: root })) as { node_count: number };
+    expect(stats.node_count).toBeGreaterThan(0);
+    expect((await pingDaemon(root))!.pid).toBe(pid);
+  });
+
+  it("a long project path puts the socket in the per-user runtime directory", async () => {
+    const deep = path.join(os.tmpdir(), "cm-long-" + "x".repeat(60), "y".repeat(40));
+    const root = makeProject({ base: deep });
+    const sock = socketPathFor(root);
+    expect(Buffer.byteLength(path.join(root, ".codemem", "daemon.sock"))).toBeGreaterThan(SOCKET_PATH_MAX);
+    expect(sock.startsWith(root)).toBe(false);
+    expect(path.basename(path.dirname(sock))).toMatch(/^codemem-\d+$/);
+    expect(Buffer.byteLength(sock)).toBeLessThanOrEqual(SOCKET_PATH_MAX);
+
+    const ping = (await callDaemon(root, "ping", {})) as { root: string };
+    expect(ping.root).toBe(root);
+    expect(fs.statSync(sock).isSocket()).toBe(true);
+    expect(fs.statSync(path.dirname(sock)).mode & 0o077).toBe(0);
+    expect((await stopDaemon(root)).stopped).toBe(true);
+    expect(fs.existsSync(sock)).toBe(false);
+    fs.rmSync(path.dirname(deep), { recursive: true, force: true });
+  });
+});

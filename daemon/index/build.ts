@@ -64,7 +64,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   try {
     const builtWith = store.meta("embedder");
     const storedDim = Number(store.meta("dim"));
-    let force = !!opts.force || !existed || !builtWith;
+    // A change of graph source (external ↔ built-in) replaces every node: ids are not comparable.
+    const sourceChanged = !!store.meta("graph_source") && store.meta("graph_source") !== source;
+    let force = !!opts.force || !existed || !builtWith || sourceChanged;
     if (builtWith && builtWith !== embedder.id) {
       if (!opts.force) {
         throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
@@ -144,7 +146,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       extracts.set(e.path, e);
       upserts.push({ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: e });
     }
-    const touched = new Set([...toParse.map((c) => c.row.path), ...removed].filter((p) => freshByPath.has(p) || removed.includes(p)));
+    const touched = new Set([...freshByPath.keys(), ...removed]);
 
     progress({ phase: "resolve", done: 0, total: extracts.size });
     let nodes: NodeRecord[];
@@ -158,7 +160,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       edges = ext.edges;
       communityOf = ext.communityOf;
       communities = ext.communities;
-      for (const n of nodes) touched.add(n.file_path); // the external graph replaces every node
+      // The external graph replaces every node, including those of files it no longer mentions.
+      for (const n of nodes) touched.add(n.file_path);
+      for (const f of extracts.keys()) touched.add(f);
+      for (const f of previous.keys()) touched.add(f);
     } else {
       ({ nodes, edges } = resolveGraph([...extracts.values()]));
       const prevCommunities = force || opts.optimize ? undefined : store.allNodes();
@@ -204,6 +209,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     store.apply({
       removedFiles: removed,
       upsertFiles: upserts,
+      replaceNodesOf: [...touched],
       nodes: delta,
       edgesAdded: edges.filter((e) => !oldKeys.has(key(e))),
       edgesRemoved: oldEdges.filter((e) => !newKeys.has(key(e))),

@@ -139,6 +139,13 @@ function commonDir(files: string[]): string {
     }
   }
   let best = "";
-  for (const [d, c] of counts) if (c >= files.length * 0.6 && d.split("/").length > best.split("/").length) best = d;
+  let bestDepth = 0;
+  for (const [d, c] of counts) {
+    const depth = d.split("/").length;
+    if (c >= files.length * 0.6 && depth > bestDepth) {
+      best = d;
+      bestDepth = depth;
+    }
+  }
   return best;
 }

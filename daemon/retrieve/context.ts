@@ -17,22 +17,33 @@ export interface Assembled {
   citations: CitationT[];
 }
 
+/** Keeps whole lines while they fit; the first line (the heading) is cut to fit rather than lost. */
 function fitLines(lines: string[], budget: number): { text: string; items: number } {
   const out: string[] = [];
   for (const l of lines) {
     const next = [...out, l].join("\n");
-    if (countTokens(next) > budget) break;
+    if (countTokens(next) > budget) {
+      if (out.length === 0) out.push(cutToTokens(l, budget));
+      break;
+    }
     out.push(l);
   }
   return { text: out.join("\n"), items: Math.max(0, out.length - 1) };
+}
+
+function cutToTokens(text: string, budget: number): string {
+  let t = text;
+  while (t.length > 0 && countTokens(t + "…") > budget) t = t.slice(0, Math.floor(t.length * 0.85));
+  return t.length < text.length ? t + "…" : t;
 }
 
 export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
   const langs = [...new Set(r.nodes.map((n) => n.language))].sort().join(", ");
   const files = r.fileTokens.size;
   const symbols = r.nodes.filter((n) => n.type !== "module").length;
-  const fresh = freshness.stale ? `STALE: ${freshness.pending_count} changed file(s) not yet indexed` : "up to date";
-  return [`# ${r.meta.project_name || "project"}: ${files} files, ${symbols} symbols (${langs}); index ${fresh}, built ${r.meta.built_at}`];
+  // Freshness first: it must survive when the line is cut to a small budget.
+  const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
+  return [`# ${r.meta.project_name || "project"} — ${fresh}; ${files} files, ${symbols} symbols (${langs})`];
 }
 
 export function architectureLines(r: Retriever, max: number): string[] {

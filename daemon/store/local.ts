@@ -26,7 +26,8 @@ export interface FileRow {
 export interface BuildDelta {
   removedFiles: string[];
   upsertFiles: { row: FileRow; extract: FileExtract }[];
-  /** Nodes of the upserted and removed files are replaced by these. */
+  /** Files whose nodes are all replaced by `nodes` (changed, removed, or every file when the graph is external). */
+  replaceNodesOf: string[];
   nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string }[];
   edgesAdded: GraphEdge[];
   edgesRemoved: GraphEdge[];
@@ -174,8 +175,7 @@ export class LocalStore {
     const now = new Date().toISOString();
 
     db.transaction(() => {
-      const touched = [...delta.removedFiles, ...delta.upsertFiles.map((f) => f.row.path)];
-      for (const f of touched) {
+      for (const f of new Set([...delta.replaceNodesOf, ...delta.removedFiles])) {
         for (const { rowid } of delNodesOfFile.all(f) as { rowid: number }[]) {
           delNode.run(rowid);
           delFts.run(rowid);

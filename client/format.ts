@@ -1,0 +1,62 @@
+/** Human-readable renderings of operation results for the CLI. */
+
+const n = (x: number) => x.toLocaleString("en-US");
+
+export function formatBuild(r: Record<string, any>): string {
+  const reasons = new Map<string, number>();
+  for (const s of r.skipped ?? []) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
+  const skipped = r.files_skipped ? ` — ${r.files_skipped} skipped (${[...reasons].map(([k, v]) => `${k} ${v}`).join(", ")}${r.files_skipped > (r.skipped?.length ?? 0) ? ", …" : ""})` : "";
+  return [
+    `Indexed ${n(r.files_indexed)} files: ${n(r.node_count)} nodes, ${n(r.edge_count)} edges, ${r.communities} communities in ${r.time_elapsed}s`,
+    `  ${r.files_changed} parsed, ${r.files_removed} removed, ${n(r.nodes_processed)} nodes written, ${n(r.nodes_embedded)} embedded${skipped}`,
+    `  graph: ${r.graph_source}, embedder: ${r.embedder}`,
+  ].join("\n");
+}
+
+export function formatFreshness(f: Record<string, any>): string {
+  return f.stale ? `STALE — ${f.pending_count} changed file(s) not indexed yet (${f.pending_files.slice(0, 3).join(", ")}${f.pending_count > 3 ? ", …" : ""})` : `fresh (indexed ${f.indexed_at})`;
+}
+
+export function formatStats(r: Record<string, any>): string {
+  return [
+    `nodes          ${n(r.node_count)}`,
+    `communities    ${n(r.community_count)}`,
+    `edges          ${n(r.edge_count)}`,
+    `files          ${n(r.file_count)} (${n(r.source_tokens)} source tokens)`,
+    `last build     ${r.last_build}`,
+    `index          ${r.index_path} (${(r.index_bytes / 1048576).toFixed(1)} MB)`,
+    `synapse store  ${r.synapse_store}`,
+    `graph source   ${r.graph_source}`,
+    `embedder       ${r.embedder}`,
+    `freshness      ${formatFreshness(r.freshness)}`,
+  ].join("\n");
+}
+
+export function formatAnswer(r: Record<string, any>): string {
+  const ratio = r.reduction_ratio ? `, ${n(r.reduction_ratio)}× smaller than the ${n(r.source_tokens)}-token source` : "";
+  return `${r.context}\n\n— ${r.tokens} tokens (${r.tokenizer})${ratio}; index ${formatFreshness(r.freshness)}`;
+}
+
+export function formatSearch(r: Record<string, any>): string {
+  if (!r.results.length) return "No results.";
+  return r.results
+    .map((x: any) => `${x.score.toFixed(4)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.qualified_name} (${x.type})${x.description ? `\n        ${x.description}` : ""}`)
+    .join("\n");
+}
+
+export function formatSkeleton(r: Record<string, any>): string {
+  return `${r.outline}\n\n— ${r.tokens} tokens instead of ${r.file_tokens}`;
+}
+
+export function formatBenchmark(r: Record<string, any>): string {
+  const lines = r.results.map(
+    (x: any) =>
+      `${String(x.tokens).padStart(5)} tok  ${x.latency_ms.toFixed(1).padStart(6)} ms  ${x.recall !== undefined ? `recall ${x.recall.toFixed(2)} rr ${x.reciprocal_rank.toFixed(2)}  ` : ""}${x.question.slice(0, 80)}`,
+  );
+  const a = r.averages;
+  lines.push(
+    `\n${r.query_count} questions (${r.question_source}): mean ${a.tokens} tokens, reduction ${a.reduction_ratio}×, query ${a.latency_ms} ms, search ${a.search_latency_ms} ms, ${a.cited_files} files cited` +
+      (a.recall !== undefined ? `, recall ${a.recall}, MRR ${a.mrr}` : ""),
+  );
+  return lines.join("\n");
+}

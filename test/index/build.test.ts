@@ -1,0 +1,257 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { expectCode, makeProject, PY_PROJECT, touchLater } from "../helpers.js";
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function open(files: Record<string, string | Buffer>) {
+  const p = makeProject(files);
+  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+  cleanups.push(p.cleanup, () => engine.close());
+  return { ...p, engine, build: (force = false) => engine.build({ project_path: p.root, force }) };
+}
+
+function graph(root: string) {
+  return JSON.parse(fs.readFileSync(path.join(root, "codegraph-out/graph.json"), "utf8"));
+}
+const edge = (g: any, s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
+
+describe("python graph", () => {
+  it("extracts modules, classes, methods and functions with their fields", async () => {
+    const p = await open(PY_PROJECT);
+    const r = await p.build();
+    expect(r.files_indexed).toBe(3);
+    expect(r.nodes_processed).toBe(r.node_count);
+    expect(r.nodes_embedded).toBe(r.node_count);
+    const g = graph(p.root);
+    const order = g.nodes.find((n: any) => n.id === "shop/models.py::Order");
+    expect(order).toMatchObject({ name: "Order", type: "class", file_path: "shop/models.py", description: "A customer order with line items.", line_start: 15 });
+    expect(typeof order.community).toBe("number");
+    const total = g.nodes.find((n: any) => n.id === "shop/models.py::Order.total");
+    expect(total).toMatchObject({ type: "method", qualified_name: "Order.total", signature: "def total(self)", docstring: "Sum of line prices including tax.", language: "python", parent: "shop/models.py::Order" });
+    expect(g.nodes.find((n: any) => n.id === "shop/payments.py")).toMatchObject({ type: "module", description: "Payment processing." });
+  });
+
+  it("resolves calls through the same file, imports, module aliases, self and base classes", async () => {
+    const p = await open(PY_PROJECT);
+    await p.build();
+    const g = graph(p.root);
+    expect(edge(g, "shop/models.py::Order.total", "shop/models.py::apply_tax")).toBe(true); // same file
+    expect(edge(g, "shop/payments.py::charge_card", "shop/payments.py::send_to_gateway")).toBe(true);
+    expect(edge(g, "shop/payments.py::refund", "shop/models.py::apply_tax")).toBe(true); // `from . import models`; models.apply_tax
+    expect(edge(g, "shop/models.py::Order.checkout", "shop/models.py::Entity.save")).toBe(true); // self → inherited method
+    expect(edge(g, "shop/models.py::Entity.save", "shop/models.py::Entity.validate")).toBe(true);
+    expect(edge(g, "shop/models.py::Order", "shop/models.py::Entity", "inherits")).toBe(true);
+    expect(edge(g, "shop/payments.py", "shop/models.py", "imports")).toBe(true);
+    expect(edge(g, "shop/models.py::Order", "shop/models.py::Order.total", "contains")).toBe(true);
+    // `order.total()` has an unknown receiver type and `total` is not unique enough to guess: no edge invented.
+    expect(g.edges.filter((e: any) => e.source === "shop/payments.py::charge_card" && e.target.endsWith("total")).length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("typescript, javascript and go graphs", () => {
+  it("resolves TS imports (.js specifiers), this-calls, constructors and interfaces", async () => {
+    const p = await open({
+      "src/store.ts": `export interface Store { get(key: string): string | undefined }\n/** In-memory store. */\nexport class MemoryStore implements Store {\n  private data = new Map<string, string>();\n  get(key: string) { return this.lookup(key); }\n  private lookup(key: string) { return this.data.get(key); }\n}\nexport const makeStore = (): Store => new MemoryStore();\n`,
+      "src/app.tsx": `import { makeStore, type Store } from "./store.js";\nexport function App(): JSX.Element { const s: Store = makeStore(); return <div>{s.get("x")}</div>; }\n`,
+      "lib/util.js": `function helper(x) { return x * 2 }\nmodule.exports = { double: (x) => helper(x) };\nclass Box { open() { return helper(1) } }\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    expect(g.nodes.find((n: any) => n.id === "src/store.ts::Store").type).toBe("interface");
+    expect(g.nodes.find((n: any) => n.id === "src/store.ts::MemoryStore").description).toBe("In-memory store.");
+    expect(edge(g, "src/store.ts::MemoryStore.get", "src/store.ts::MemoryStore.lookup")).toBe(true);
+    expect(edge(g, "src/store.ts::makeStore", "src/store.ts::MemoryStore")).toBe(true);
+    expect(edge(g, "src/app.tsx::App", "src/store.ts::makeStore")).toBe(true);
+    expect(edge(g, "src/app.tsx", "src/store.ts", "imports")).toBe(true);
+    expect(edge(g, "src/store.ts::MemoryStore", "src/store.ts::Store", "inherits")).toBe(true);
+    expect(edge(g, "lib/util.js::Box.open", "lib/util.js::helper")).toBe(true);
+  });
+
+  it("resolves Go calls across files of a package, receivers and imported packages", async () => {
+    const p = await open({
+      "go.mod": "module example.com/m\n",
+      "server/server.go": `package server\n\nimport "example.com/m/util"\n\n// Server answers requests.\ntype Server struct{ addr string }\n\nfunc (s *Server) Start() error { s.listen(); return util.Retry(3) }\n`,
+      "server/listen.go": `package server\n\nfunc (s *Server) listen() { logStart(s.addr) }\n\nfunc logStart(a string) {}\n`,
+      "util/retry.go": `package util\n\n// Retry runs f up to n times.\nfunc Retry(n int) error { return nil }\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    expect(g.nodes.find((n: any) => n.id === "server/server.go::Server")).toMatchObject({ type: "struct", description: "Server answers requests." });
+    expect(edge(g, "server/server.go::Server.Start", "server/listen.go::Server.listen")).toBe(true); // receiver, other file
+    expect(edge(g, "server/listen.go::Server.listen", "server/listen.go::logStart")).toBe(true);
+    expect(edge(g, "server/server.go::Server.Start", "util/retry.go::Retry")).toBe(true); // imported package
+    expect(edge(g, "server/server.go::Server", "server/listen.go::Server.listen", "contains")).toBe(true);
+  });
+});
+
+describe("communities", () => {
+  it("groups connected code across files, names them by directory and symbols", async () => {
+    const files: Record<string, string> = {};
+    for (const area of ["billing", "search"]) {
+      for (let i = 0; i < 4; i++) {
+        // Each module calls the next two of its area: a cohesive area spread over four files.
+        const others = [1, 2].map((d) => (i + d) % 4);
+        const imports = others.map((j) => `from ${area}.m${j} import ${area}_f${j}\n`).join("");
+        const calls = others.map((j) => `${area}_f${j}()`).join(" + ");
+        files[`${area}/m${i}.py`] = `${imports}\ndef ${area}_f${i}():\n    """${area} step ${i}."""\n    return ${calls}\n\ndef ${area}_g${i}():\n    return ${area}_f${i}() + ${area}_f${others[0]}()\n`;
+      }
+    }
+    const p = await open(files);
+    const r = await p.build();
+    const g = graph(p.root);
+    const comm = (id: string) => g.nodes.find((n: any) => n.id === id).community;
+    expect(comm("billing/m0.py::billing_f0")).toBe(comm("billing/m3.py::billing_f3"));
+    expect(comm("billing/m0.py::billing_f0")).not.toBe(comm("search/m0.py::search_f0"));
+    expect(r.communities).toBeLessThan(8); // not one per file
+    const c = g.communities.find((x: any) => x.id === comm("billing/m1.py::billing_f1"));
+    expect(c.name).toMatch(/^billing/);
+    expect(c.description).toMatch(/symbols in 4 files under billing\//);
+  });
+});
+
+describe("what gets indexed", () => {
+  it("honours .gitignore, exclude_patterns, default dirs, size, binary, generated and minified files", async () => {
+    const p = await open({
+      ".gitignore": "ignored.py\nsecret_dir/\n",
+      "codemem.toml": '[build]\nexclude_patterns = ["fixtures", "*.gen.ts", "docs/**"]\nmax_file_bytes = 4096\n',
+      "keep.py": "def kept():\n    return 1\n",
+      "ignored.py": "def no(): pass\n",
+      "secret_dir/a.py": "def no2(): pass\n",
+      "fixtures/data.py": "def no3(): pass\n",
+      "api.gen.ts": "export function no4() {}\n",
+      "docs/conf.py": "def no5(): pass\n",
+      "node_modules/lib/index.js": "function no6() {}\n",
+      "dist/bundle.js": "function no7() {}\n",
+      "package.json": "{}",
+      "big.py": "x = 1\n".repeat(2000),
+      "blob.py": Buffer.from([0x64, 0x65, 0x66, 0x00, 0x01, 0x02]),
+      "gen_pb.go": "// Code generated by protoc-gen-go. DO NOT EDIT.\npackage x\nfunc No8() {}\n",
+      "app.min.js": "function a(){return 1}".repeat(10),
+      "wide.js": `var x = "${"a".repeat(3000)}";\n`,
+    });
+    const r = await p.build();
+    const g = graph(p.root);
+    expect([...new Set(g.nodes.map((n: any) => n.file_path))]).toEqual(["keep.py"]);
+    const reason = (f: string) => r.skipped.find((s: any) => s.path === f)?.reason;
+    expect(reason("ignored.py")).toBe("gitignored");
+    expect(reason("fixtures/data.py")).toBeUndefined(); // excluded directories are not even walked
+    expect(reason("api.gen.ts")).toBe("excluded");
+    expect(reason("big.py")).toBe("too_large");
+    expect(reason("blob.py")).toBe("binary");
+    expect(reason("gen_pb.go")).toBe("generated");
+    expect(reason("app.min.js")).toBe("minified");
+    expect(reason("wide.js")).toBe("minified");
+  });
+});
+
+describe("incremental builds", () => {
+  it("re-parses only changed files and removes deleted and renamed ones everywhere", async () => {
+    const p = await open(PY_PROJECT);
+    const first = await p.build();
+    const search = async (q: string) => (await p.engine.search({ project_path: p.root, query: q, limit: 50 })).results.map((x) => x.id);
+
+    // Unchanged: nothing parsed, nothing embedded.
+    const again = await p.build();
+    expect(again).toMatchObject({ files_changed: 0, nodes_processed: 0, nodes_embedded: 0, node_count: first.node_count });
+
+    // Edit one file: only its nodes are rewritten; only new or changed nodes are embedded.
+    p.write("shop/payments.py", PY_PROJECT["shop/payments.py"] + "\n\ndef issue_voucher(order):\n    \"\"\"Give the customer a discount voucher.\"\"\"\n    return refund(order)\n");
+    touchLater(path.join(p.root, "shop/payments.py"));
+    const edited = await p.build();
+    expect(edited.files_changed).toBe(1);
+    expect(edited.nodes_processed).toBe(5); // module + 4 functions of payments.py
+    expect(edited.nodes_embedded).toBeLessThanOrEqual(2); // the new function and its module
+    expect(await search("discount voucher")).toContain("shop/payments.py::issue_voucher");
+
+    // Rename: old path disappears from graph, lexical and vector indexes; new path appears.
+    fs.renameSync(path.join(p.root, "shop/payments.py"), path.join(p.root, "shop/billing.py"));
+    const renamed = await p.build();
+    expect(renamed.files_removed).toBe(1);
+    const ids = await search("voucher charge card gateway refund");
+    expect(ids.some((id) => id.startsWith("shop/payments.py"))).toBe(false);
+    expect(ids).toContain("shop/billing.py::issue_voucher");
+
+    // Delete: gone from the graph file, the FTS index and the vector table.
+    p.remove("shop/billing.py");
+    const deleted = await p.build();
+    expect(deleted.files_removed).toBe(1);
+    const g = graph(p.root);
+    expect(g.nodes.some((n: any) => n.file_path === "shop/billing.py")).toBe(false);
+    expect(await search("voucher")).not.toContain("shop/billing.py::issue_voucher");
+    const st = await p.engine.stats({ project_path: p.root });
+    expect(st.node_count).toBe(g.nodes.length);
+    const store = p.engine.retriever().store;
+    const count = (t: string) => (store.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+    expect(count("vec_nodes")).toBe(g.nodes.length);
+    expect(count("nodes")).toBe(g.nodes.length);
+  });
+
+  it("force rebuilds everything", async () => {
+    const p = await open(PY_PROJECT);
+    const first = await p.build();
+    const forced = await p.build(true);
+    expect(forced.files_changed).toBe(3);
+    expect(forced.nodes_embedded).toBe(first.node_count);
+  });
+});
+
+describe("bad input keeps the index intact", () => {
+  it("rejects relative and missing project paths", async () => {
+    await expectCode(ProjectEngine.open("relative/project"), "PATH_RELATIVE");
+    await expectCode(ProjectEngine.open("/definitely/not/here"), "PATH_NOT_FOUND");
+  });
+
+  it("a broken codemem.toml fails with CONFIG_INVALID", async () => {
+    const p = makeProject({ "a.py": "def a(): pass\n", "codemem.toml": "[build\nexclude_patterns = 3" });
+    cleanups.push(p.cleanup);
+    await expectCode(ProjectEngine.open(p.root), "CONFIG_INVALID");
+    fs.writeFileSync(path.join(p.root, "codemem.toml"), '[build]\nexclude_patterns = "docs"\n');
+    await expectCode(ProjectEngine.open(p.root), "CONFIG_INVALID");
+  });
+
+  it("uses the external generator's graph when codegraph is installed; a malformed or missing graph keeps the previous index", async () => {
+    const p = await open(PY_PROJECT);
+    const before = await p.build();
+    const bin = path.join(p.root, ".fakebin");
+    fs.mkdirSync(bin);
+    const gen = path.join(bin, "codegraph");
+    const oldPath = process.env.PATH;
+    cleanups.push(() => void (process.env.PATH = oldPath));
+    process.env.PATH = `${bin}:${oldPath}`;
+
+    // A generator producing a graph in its own format (only the spec's fields).
+    const external = {
+      nodes: [
+        { id: "n1", name: "charge_card", type: "function", file_path: "shop/payments.py", description: "Charges cards", community: 0 },
+        { id: "n2", name: "send_to_gateway", type: "function", file_path: "shop/payments.py", description: "Talks to the gateway", community: 0 },
+        { id: "n3", name: "Order", type: "class", file_path: "shop/models.py", description: "Orders", community: 1 },
+      ],
+      edges: [{ source: "n1", target: "n2", type: "calls" }],
+      communities: [{ id: 0, name: "payments", description: "Payment flow" }, { id: 1, name: "models", description: "Domain" }],
+    };
+    fs.writeFileSync(gen, `#!/bin/sh\nmkdir -p "$2/codegraph-out"\ncat > "$2/codegraph-out/graph.json" <<'JSON'\n${JSON.stringify(external)}\nJSON\n`, { mode: 0o755 });
+    const ext = await (await ProjectEngine.open(p.root, { sideEffects: false })).build({ project_path: p.root });
+    expect(ext.graph_source).toBe("external");
+    expect(ext.node_count).toBe(3);
+    const e2 = await ProjectEngine.open(p.root, { sideEffects: false });
+    cleanups.push(() => e2.close());
+    const hit = (await e2.search({ project_path: p.root, query: "gateway", limit: 3 })).results[0];
+    expect(hit).toMatchObject({ id: "n2", file_path: "shop/payments.py", line_start: 15 }); // line found by our own parse
+
+    fs.writeFileSync(gen, `#!/bin/sh\nmkdir -p "$2/codegraph-out"\necho '{"nodes": [{"id": 1}]' > "$2/codegraph-out/graph.json"\n`, { mode: 0o755 });
+    await expectCode(e2.build({ project_path: p.root, force: true }), "GRAPH_MALFORMED");
+    fs.writeFileSync(gen, `#!/bin/sh\nrm -f "$2/codegraph-out/graph.json"\n`, { mode: 0o755 });
+    await expectCode(e2.build({ project_path: p.root, force: true }), "GRAPH_MISSING");
+    fs.writeFileSync(gen, `#!/bin/sh\necho "boom" >&2\nexit 3\n`, { mode: 0o755 });
+    await expectCode(e2.build({ project_path: p.root }), "GENERATOR_FAILED");
+    e2.invalidate();
+    expect((await e2.stats({ project_path: p.root })).node_count).toBe(3); // the last good index survives
+    expect(before.node_count).toBeGreaterThan(3);
+  });
+});

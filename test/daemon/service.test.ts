@@ -1,0 +1,61 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { installService, renderLaunchdPlist, renderSystemdUnit, uninstallService } from "../../dist/client/service.js";
+import { cleanupAll, DAEMON_MAIN, makeProject } from "./helpers.js";
+
+const hasSystemdAnalyze = spawnSync("systemd-analyze", ["--version"], { encoding: "utf8" }).status === 0;
+
+describe("login service", () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "cm-home-"));
+  afterAll(async () => {
+    fs.rmSync(home, { recursive: true, force: true });
+    await cleanupAll();
+  });
+
+  it("renders a systemd unit that passes systemd-analyze verify", (ctx) => {
+    const root = makeProject();
+    const unit = renderSystemdUnit(root);
+    expect(unit).not.toMatch(/@[A-Z]+@/);
+    expect(unit).toContain(`ExecStart="${process.execPath}" "${DAEMON_MAIN}" --project "${root}"`);
+    if (!hasSystemdAnalyze) {
+      console.warn("NOTE: systemd-analyze is not installed; the unit file was not verified.");
+      ctx.skip();
+      return;
+    }
+    const file = path.join(home, "codemem-verify.service");
+    fs.writeFileSync(file, unit);
+    const r = spawnSync("systemd-analyze", ["verify", file], { encoding: "utf8" });
+    // verify exits 0 even for unknown keys; any complaint about our file is a failure.
+    const complaints = `${r.stdout}${r.stderr}`.split("\n").filter((l) => l.includes(file));
+    expect(r.status, r.stderr).toBe(0);
+    expect(complaints).toEqual([]);
+  });
+
+  it("install writes the unit under HOME and reports whether it could be enabled; uninstall removes it", () => {
+    const root = makeProject();
+    const r = installService(root, { home, platform: "linux", activate: false });
+    expect(r.manager).toBe("systemd");
+    expect(r.file).toBe(path.join(home, ".config/systemd/user", r.name));
+    expect(r.name).toMatch(/^codemem-[0-9a-f]{16}\.service$/);
+    expect(fs.readFileSync(r.file, "utf8")).toBe(renderSystemdUnit(root));
+    expect(r.activated).toBe(false);
+    expect(r.reason).toBeTruthy();
+    const u = uninstallService(root, { home, platform: "linux", activate: false });
+    expect(u.file_changed).toBe(true);
+    expect(fs.existsSync(r.file)).toBe(false);
+  });
+
+  it("renders a launchd agent with escaped values", () => {
+    const root = makeProject();
+    const plist = renderLaunchdPlist(root, "dev.codemem.test");
+    expect(plist).not.toMatch(/@[A-Z]+@/);
+    expect(plist).toContain(`<string>${root}</string>`);
+    expect(plist).toContain("<string>dev.codemem.test</string>");
+    const r = installService(root, { home, platform: "darwin", activate: false });
+    expect(r.file).toMatch(/Library\/LaunchAgents\/dev\.codemem\.[0-9a-f]{16}\.plist$/);
+    expect(fs.existsSync(r.file)).toBe(true);
+  });
+});

@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { callDaemon, daemonStatus } from "../../dist/client/rpc.js";
+import { cleanupAll, makeProject, waitFor, watcherReady } from "./helpers.js";
+
+type Hit = { name: string; file_path: string };
+type WatchState = { ready: boolean; batches: number; pending: string[]; building: boolean; last_batch?: { files: number; changed: number } };
+
+async function search(root: string, query: string): Promise<Hit[]> {
+  return ((await callDaemon(root, "search", { project_path: root, query, limit: 20 })) as { results: Hit[] }).results;
+}
+
+async function watchState(root: string): Promise<WatchState> {
+  return (await daemonStatus(root)).watcher as WatchState;
+}
+
+async function builtProject(): Promise<string> {
+  const root = makeProject();
+  await callDaemon(root, "build", { project_path: root });
+  await watcherReady(root);
+  return root;
+}
+
+describe("watcher", () => {
+  afterAll(cleanupAll);
+
+  it("does nothing before the first build", async () => {
+    const root = makeProject();
+    await callDaemon(root, "ping", {});
+    fs.appendFileSync(path.join(root, "app/store.py"), "\n\ndef never_indexed_fn():\n    return 1\n");
+    await new Promise((r) => setTimeout(r, 800));
+    const st = await daemonStatus(root);
+    expect(st.index_exists).toBe(false);
+    expect(st.watcher).toBeNull();
+  });
+
+  it("an edited file is searchable within 5 s", async () => {
+    const root = await builtProject();
+    expect((await search(root, "brand_new_fn")).some((h) => h.name === "brand_new_fn")).toBe(false);
+    const started = Date.now();
+    fs.appendFileSync(path.join(root, "app/report.py"), '\n\ndef brand_new_fn(rows):\n    """Summarise rows into totals."""\n    return len(rows)\n');
+    const hit = await waitFor("brand_new_fn in search", async () => (await search(root, "brand_new_fn")).find((h) => h.name === "brand_new_fn"), 5000, 100);
+    expect(hit.file_path).toBe("app/report.py");
+    expect(Date.now() - started).toBeLessThan(5000);
+    const st = await watchState(root);
+    expect(st.batches).toBeGreaterThanOrEqual(1);
+    expect(st.last_batch?.changed).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a deleted file's nodes disappear", async () => {
+    const root = await builtProject();
+    expect((await search(root, "formatPrice")).some((h) => h.file_path === "web/format.ts")).toBe(true);
+    fs.rmSync(path.join(root, "web/format.ts"));
+    await waitFor("web/format.ts gone from search", async () => !(await search(root, "formatPrice PriceTag render")).some((h) => h.file_path === "web/format.ts"), 5000, 100);
+    const stats = (await callDaemon(root, "stats", { project_path: root })) as { file_count: number };
+    expect(stats.file_count).toBe(2);
+  });
+
+  it("save-by-rename (write temp, rename onto the file) is one rebuild with the new content", async () => {
+    const root = await builtProject();
+    const before = (await watchState(root)).batches;
+    const target = path.join(root, "app/store.py");
+    const body = fs.readFileSync(target, "utf8") + '\n\ndef renamed_in_fn(order):\n    """Arrived by an atomic save."""\n    return order\n';
+    fs.writeFileSync(`${target}.tmp`, body);
+    fs.renameSync(`${target}.tmp`, target);
+    await waitFor("renamed_in_fn in search", async () => (await search(root, "renamed_in_fn")).some((h) => h.name === "renamed_in_fn" && h.file_path === "app/store.py"), 5000, 100);
+    // Let any straggling event batch fire before counting.
+    await new Promise((r) => setTimeout(r, 1000));
+    const st = await watchState(root);
+    expect(st.batches - before).toBe(1);
+    expect(st.last_batch).toMatchObject({ files: 1, changed: 1 });
+    expect(st.pending).toEqual([]);
+    expect(fs.existsSync(`${target}.tmp`)).toBe(false);
+  });
+
+  it("ignores excluded and unsupported files", async () => {
+    const root = await builtProject();
+    const before = (await watchState(root)).batches;
+    fs.mkdirSync(path.join(root, "node_modules/pkg"), { recursive: true });
+    fs.writeFileSync(path.join(root, "node_modules/pkg/index.js"), "function hidden_dep_fn() {}\n");
+    fs.writeFileSync(path.join(root, "notes.md"), "# notes\n");
+    fs.writeFileSync(path.join(root, ".gitignore"), "generated/\n");
+    await new Promise((r) => setTimeout(r, 1200)); // the .gitignore change itself is one batch
+    const mid = (await watchState(root)).batches;
+    expect(mid - before).toBeLessThanOrEqual(1);
+    fs.mkdirSync(path.join(root, "generated"), { recursive: true });
+    fs.writeFileSync(path.join(root, "generated/out.py"), "def generated_fn():\n    pass\n");
+    await new Promise((r) => setTimeout(r, 1200));
+    const st = await watchState(root);
+    expect(st.batches).toBe(mid);
+    expect(st.pending).toEqual([]);
+    expect((await search(root, "hidden_dep_fn generated_fn")).some((h) => h.name === "hidden_dep_fn" || h.name === "generated_fn")).toBe(false);
+  });
+});

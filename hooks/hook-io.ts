@@ -34,16 +34,16 @@ export function findProjectRoot(start: string): string | null {
   }
 }
 
-/** Writes the host's JSON answer and exits 0; stdout to a pipe is synchronous on Linux, so nothing is lost. */
+/** Writes the host's JSON answer (if any) and exits 0 once it is flushed. */
 export function answerAndExit(out: unknown): never {
-  if (out !== undefined) {
-    try {
-      fs.writeSync(1, JSON.stringify(out));
-    } catch {
-      // The host went away: nothing to tell it.
-    }
+  if (out === undefined) process.exit(0);
+  try {
+    process.stdout.write(JSON.stringify(out), () => process.exit(0));
+  } catch {
+    process.exit(0); // the host went away: nothing to tell it
   }
-  process.exit(0);
+  // Keeps the signature honest for callers; the write callback (or the hard cap) ends the process.
+  return undefined as never;
 }
 
 /** Hard cap on a hook's life: whatever is still running, exit 0 without output at capMs. */

@@ -11,11 +11,12 @@
  *   edge survives ~38 idle days).
  * - prune below 0.01.
  * - at most 12 distinct nodes per event (first ones win) ⇒ at most 66 pairs: bounds the write path.
- * - recall: seeds at 1.0, each hop × weight × 0.6 / √degree(source), depth ≤ 2; only the 32 most
- *   activated depth-1 nodes are expanded to depth 2 (keeps hub seeds within the latency target).
+ * - recall: seeds at 1.0, each hop × weight × 0.6 / √degree(source), depth ≤ 2. Bounded work: each
+ *   node spreads along its 32 strongest edges only, and only the 16 most activated depth-1 nodes
+ *   are expanded to depth 2 — at most 19 index range scans of 32 rows for 3 seeds, hubs included.
  *
- * Every edge is stored once with a < b (JS string order); the primary key (a, b) serves lookups by
- * a and the index on b lookups by b, so neighbor lookups are two index seeks.
+ * Every edge is stored once with a < b (JS string order); indexes on (a, weight) and (b, weight)
+ * make "strongest edges of x" two index seeks, whichever side x is on.
  * Several processes may open the file: WAL, busy_timeout 5000, and every write is one IMMEDIATE
  * transaction whose updates are read-modify-write inside SQL, so no update is ever lost.
  */
@@ -42,6 +43,8 @@ export interface SynapseParams {
   hopDamping: number;
   /** Depth-1 nodes expanded to depth 2, most activated first. */
   frontier: number;
+  /** Strongest edges followed out of each node during spreading activation. */
+  fanout: number;
 }
 
 export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
@@ -53,7 +56,8 @@ export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
   tickMs: 60 * 60 * 1000,
   maxNodesPerEvent: 12,
   hopDamping: 0.6,
-  frontier: 32,
+  frontier: 16,
+  fanout: 32,
 });
 
 export interface SynapseNeighbor {
@@ -83,6 +87,10 @@ export interface SynapseEdge {
   ltp: boolean;
 }
 
+// One row per edge (a < b). The weight-ordered indexes serve "strongest edges of node x" from both
+// sides as two ordered index range scans merged with a LIMIT, so a hub costs no more than a leaf;
+// synapse_nodes keeps each node's degree (for hub damping) in step through triggers, which fire
+// only when an edge is created or pruned, never on a weight update.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS synapses (
   a       TEXT    NOT NULL,
@@ -94,7 +102,17 @@ CREATE TABLE IF NOT EXISTS synapses (
   source  TEXT,                       -- who reinforced it last (tool, watch, hook, …)
   PRIMARY KEY (a, b)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS synapses_by_b ON synapses(b);
+CREATE INDEX IF NOT EXISTS synapses_a_weight ON synapses(a, weight);
+CREATE INDEX IF NOT EXISTS synapses_b_weight ON synapses(b, weight);
+CREATE TABLE IF NOT EXISTS synapse_nodes (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS synapses_node_add AFTER INSERT ON synapses BEGIN
+  INSERT INTO synapse_nodes (id, degree) VALUES (NEW.a, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+  INSERT INTO synapse_nodes (id, degree) VALUES (NEW.b, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS synapses_node_remove AFTER DELETE ON synapses BEGIN
+  UPDATE synapse_nodes SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
+  DELETE FROM synapse_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
+END;
 CREATE TABLE IF NOT EXISTS synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
@@ -112,10 +130,12 @@ ON CONFLICT (a, b) DO UPDATE SET
 
 const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN @ltpFactor ELSE @factor END`;
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
-const SQL_EDGES_OF = `
-SELECT b AS id, weight FROM synapses WHERE a = ?
-UNION ALL
-SELECT a AS id, weight FROM synapses WHERE b = ?`;
+const SQL_STRONGEST_OF = `
+SELECT id, weight FROM (
+  SELECT b AS id, weight FROM synapses WHERE a = @id
+  UNION ALL
+  SELECT a AS id, weight FROM synapses WHERE b = @id
+) ORDER BY weight DESC LIMIT @limit`;
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
   SELECT a AS id, weight FROM synapses UNION ALL SELECT b AS id, weight FROM synapses
@@ -134,6 +154,8 @@ function ordered(x: string, y: string): [string, string] {
 export class SynapseStore {
   readonly params: Readonly<SynapseParams>;
   private readonly stmts;
+  private writesSinceCheckpoint = 0;
+  private checkpointScheduled = false;
 
   private constructor(
     private readonly db: Database.Database,
@@ -144,16 +166,15 @@ export class SynapseStore {
       reinforce: db.prepare(SQL_REINFORCE),
       decay: db.prepare(SQL_DECAY),
       prune: db.prepare(SQL_PRUNE),
-      edgesOf: db.prepare<[string, string], { id: string; weight: number }>(SQL_EDGES_OF),
+      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(SQL_STRONGEST_OF),
+      degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
       initMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`),
       counts: db.prepare<[], { edges: number; ltp_edges: number; total_weight: number | null }>(
         `SELECT count(*) AS edges, coalesce(sum(ltp), 0) AS ltp_edges, sum(weight) AS total_weight FROM synapses`,
       ),
-      nodes: db.prepare<[], { nodes: number }>(
-        `SELECT count(*) AS nodes FROM (SELECT a AS id FROM synapses UNION SELECT b FROM synapses)`,
-      ),
+      nodes: db.prepare<[], { nodes: number }>(`SELECT count(*) AS nodes FROM synapse_nodes`),
       hubs: db.prepare<[number], { id: string; degree: number; strength: number }>(SQL_HUBS),
       strongest: db.prepare<[number], { a: string; b: string; weight: number; count: number; ltp: number }>(
         `SELECT a, b, weight, count, ltp FROM synapses ORDER BY weight DESC, count DESC, a, b LIMIT ?`,
@@ -168,12 +189,43 @@ export class SynapseStore {
     db.pragma("busy_timeout = 5000");
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma("cache_size = -16384"); // 16 MiB: a 100k-edge store with its indexes stays in memory
+    // Checkpoints run deferred, off the reinforce call (see afterWrite); SQLite's own automatic
+    // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
+    db.pragma("wal_autocheckpoint = 16384");
     db.exec(SCHEMA);
     return new SynapseStore(db, Object.freeze({ ...SYNAPSE_PARAMS, ...params }));
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    if (this.writesSinceCheckpoint > 0) this.checkpoint();
+    this.db.close();
+  }
+
+  /** Copies committed WAL frames into the database file without blocking other connections. */
+  checkpoint(): void {
+    this.writesSinceCheckpoint = 0;
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+    } catch {
+      // Busy or closed: the next checkpoint (or SQLite's backstop) catches up.
+    }
+  }
+
+  /**
+   * A reinforce event dirties ~70 pages (3 b-trees × 28 pairs), so SQLite's default checkpoint
+   * (every 1000 pages) would land inside every ~14th call and cost it tens of milliseconds of
+   * copying and fsync. We checkpoint every 16 writes instead, on the next turn of the event loop,
+   * after the caller has its answer.
+   */
+  private afterWrite(): void {
+    if (++this.writesSinceCheckpoint < 16 || this.checkpointScheduled) return;
+    this.checkpointScheduled = true;
+    setImmediate(() => {
+      this.checkpointScheduled = false;
+      if (this.db.open) this.checkpoint();
+    }).unref();
   }
 
   /** Hebbian co-activation of every pair among the first 12 distinct ids; one transaction. */
@@ -203,6 +255,7 @@ export class SynapseStore {
         }
       })
       .immediate();
+    this.afterWrite();
     return { pairs };
   }
 
@@ -217,7 +270,7 @@ export class SynapseStore {
     if (opts.ticks !== undefined && (!Number.isInteger(opts.ticks) || opts.ticks < 0)) {
       throw new RangeError(`decay ticks must be a non-negative integer; got ${opts.ticks}.`);
     }
-    return this.db
+    const result = this.db
       .transaction(() => {
         let ticks: number;
         if (opts.ticks !== undefined) {
@@ -242,6 +295,12 @@ export class SynapseStore {
         return { ticks, decayed, pruned };
       })
       .immediate();
+    if (result.ticks > 0) {
+      // A decay rewrites every edge: checkpoint soon rather than after 16 more writes.
+      this.writesSinceCheckpoint = 15;
+      this.afterWrite();
+    }
+    return result;
   }
 
   /**
@@ -259,9 +318,11 @@ export class SynapseStore {
     type Acc = { activation: number; depth: number; via: string; best: number };
     const acc = new Map<string, Acc>();
     const spread = (from: string, fromActivation: number, atDepth: number): void => {
-      const edges = this.stmts.edgesOf.all(from, from);
-      if (edges.length === 0) return;
-      const scale = (fromActivation * hop) / Math.sqrt(edges.length);
+      const degree = this.stmts.degree.get(from)?.degree ?? 0;
+      if (degree === 0) return;
+      // Only the strongest edges of a node spread: each one left out adds less than any kept one.
+      const edges = this.stmts.strongestOf.all({ id: from, limit: this.params.fanout });
+      const scale = (fromActivation * hop) / Math.sqrt(degree);
       for (const e of edges) {
         if (seedSet.has(e.id)) continue;
         const add = scale * e.weight;

@@ -206,6 +206,25 @@ describe("spreading activation", () => {
   });
 });
 
+describe("bounded spreading through hubs", () => {
+  it("a hub spreads along its 32 strongest edges but is damped by its full degree", () => {
+    times(1, ["S", "H"]);
+    // H–Y0..Y39: Y0..Y7 reinforced twice (stronger), the rest once.
+    for (let i = 0; i < 40; i++) times(i < 8 ? 2 : 1, ["H", `Y${String(i).padStart(2, "0")}`]);
+    const got = store.neighbors(["S"], { k: 100 });
+    const aH = (0.6 * w(1)) / Math.sqrt(1);
+    expect(got[0]).toMatchObject({ id: "H", depth: 1 });
+    expect(got[0].activation).toBeCloseTo(aH, 12);
+    const ys = got.slice(1);
+    expect(ys).toHaveLength(SYNAPSE_PARAMS.fanout);
+    // Degree of H is 41 (S and 40 Ys) even though only 32 edges were read.
+    expect(ys[0].activation).toBeCloseTo((aH * 0.6 * w(2)) / Math.sqrt(41), 12);
+    expect(ys.slice(0, 8).map((n: { id: string }) => n.id)).toEqual(["Y00", "Y01", "Y02", "Y03", "Y04", "Y05", "Y06", "Y07"]);
+    expect(ys[8].activation).toBeCloseTo((aH * 0.6 * w(1)) / Math.sqrt(41), 12);
+    expect(store.stats(1).top_hubs[0]).toMatchObject({ id: "H", degree: 41 });
+  });
+});
+
 describe("stats and strongest", () => {
   it("reports totals, hubs by strength and the heaviest edges", () => {
     times(5, ["a", "b"]);

@@ -167,6 +167,7 @@ async function main(): Promise<void> {
         log_file: files.log,
         index_exists: fs.existsSync(stateDirs(root).dbFile),
         rss_bytes: process.memoryUsage.rss(),
+        memory_mb: Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1e5) / 10])),
         watcher: watcher ? watcher.status() : null,
       }),
       shutdown: () => void shutdown("shutdown request"),

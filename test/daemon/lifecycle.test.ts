@@ -74,6 +74,36 @@ describe("daemon lifecycle", () => {
     expect(d.stderr()).toContain('"clean":true');
   });
 
+  it("SIGTERM lets an in-flight build finish and reply before exiting 0", async () => {
+    const root = makeProject();
+    const d = spawnDaemonChild(root);
+    await waitFor("daemon to listen", () => pingDaemon(root).then((p) => p !== null));
+    const socket = daemonFiles(root).socket;
+    const reply = new Promise<Record<string, unknown>[]>((resolve) => {
+      const replies: Record<string, unknown>[] = [];
+      let buf = "";
+      const s = net.createConnection(socket, () => {
+        s.write(JSON.stringify({ id: 1, op: "build", input: { project_path: root, force: true } }) + "\n");
+        setTimeout(() => d.child.kill("SIGTERM"), 30);
+      });
+      s.on("data", (c) => {
+        buf += String(c);
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+          replies.push(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+        }
+      });
+      s.on("error", () => {});
+      s.on("close", () => resolve(replies));
+    });
+    const replies = await reply;
+    expect(replies).toHaveLength(1);
+    expect(replies[0]).toMatchObject({ id: 1, ok: true });
+    expect((replies[0].result as { files_indexed: number }).files_indexed).toBe(3);
+    expect(await d.exit, d.stderr()).toBe(0);
+    expect(fs.existsSync(daemonFiles(root).lock)).toBe(false);
+  });
+
   it("a second daemon for the same project exits 0 and leaves the first alone", async () => {
     const root = makeProject();
     const a = spawnDaemonChild(root);

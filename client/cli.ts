@@ -6,12 +6,31 @@ import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import * as f from "./format.js";
-import { callDaemon } from "./rpc.js";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { installGitHook, uninstallGitHook } from "../hooks/git-hook.js";
+import { installHooks, uninstallHooks } from "../hooks/install.js";
+import { readLast } from "../hooks/store-last.js";
+import { callTool } from "./call.js";
+import { installMcp, type Host } from "./install-mcp.js";
+import { callDaemon, daemonStatus, stopDaemon } from "./rpc.js";
+import { installService, uninstallService } from "./service.js";
+
+/** The codemem installation (the folder holding dist/), for hook commands. */
+const HOME = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+function printJson(v: unknown): void {
+  process.stdout.write(JSON.stringify(v, null, 2) + "\n");
+}
+
+function rootOf(dir: string): string {
+  return resolveProjectRoot(path.resolve(dir));
+}
 
 /** The one place CLI output and failures are rendered; exit codes follow the error family. */
 async function run(project: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string): Promise<void> {
   const root = resolveProjectRoot(path.resolve(project));
-  const result = await callDaemon(root, op, { project_path: root, ...input }, { source: "cli" });
+  const result = await callTool(root, op, { project_path: root, ...input }, "cli");
   process.stdout.write((json ? JSON.stringify(result, null, 2) : human(result)) + "\n");
 }
 
@@ -79,6 +98,73 @@ export function program(): Command {
   p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("<path>")
     .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions", int("--limit")).addOption(json)
     .action((dir, o) => run(dir, "benchmark", { ...(o.questions ? { questions_file: path.resolve(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
+
+  p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
+    .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
+    .action((dir, question, o) => run(dir, "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
+
+  p.command("neighbors").description("Code used together with a query's hits (learned associations)").argument("<path>").argument("<query>")
+    .option("-k <n>", "number of neighbours", int("-k")).addOption(json)
+    .action((dir, query, o) => run(dir, "synaptic_neighbors", { query, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors));
+  p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("<path>").addOption(json)
+    .action((dir, o) => run(dir, "synapse_stats", {}, !!o.json, f.formatSynapseStats));
+  p.command("synapse-decay").description("Decay the synapse store now (default one tick; --ticks 0 = elapsed wall-clock time only)").argument("<path>")
+    .option("--ticks <n>", "manual ticks", (v) => Number(v)).addOption(json)
+    .action((dir, o) => run(dir, "synapse_decay", o.ticks !== undefined ? { ticks: o.ticks } : {}, !!o.json, (r) => `${r.ticks} tick(s): ${r.decayed} edges decayed, ${r.pruned} pruned, ${r.edges} left`));
+  p.command("export-synapse-memory").description("Write the strongest associations as markdown memory").argument("<path>")
+    .option("--limit <n>", "associations", int("--limit")).addOption(json)
+    .action((dir, o) => run(dir, "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
+
+  const daemon = p.command("daemon").description("Manage the project's daemon");
+  daemon.command("start").argument("<path>").addOption(json).action(async (dir, o) => {
+    const root = rootOf(dir);
+    await callDaemon(root, "ping", {}, { source: "cli" });
+    const s = await daemonStatus(root);
+    o.json ? printJson(s) : console.log(`daemon running (pid ${s.pid}) on ${s.socket}`);
+  });
+  daemon.command("stop").argument("<path>").addOption(json).action(async (dir, o) => {
+    const r = await stopDaemon(rootOf(dir));
+    o.json ? printJson(r) : console.log(r.was_running ? `daemon ${r.pid} stopped${r.killed ? " (killed after timeout)" : ""} in ${r.ms} ms` : "daemon was not running");
+  });
+  daemon.command("status").argument("<path>").addOption(json).action(async (dir, o) => {
+    const s = await daemonStatus(rootOf(dir));
+    if (o.json) printJson(s);
+    else console.log(s.running ? `running: pid ${s.pid}, up ${s.uptime_s}s, socket ${s.socket}${s.rss_bytes ? `, RSS ${Math.round(s.rss_bytes / 1048576)} MB` : ""}` : `not running (socket ${s.socket})`);
+    if (!s.running) process.exitCode = 4;
+  });
+  daemon.command("logs").argument("<path>").option("-n, --lines <n>", "last N lines", int("--lines"), 50).action(async (dir, o) => {
+    const s = await daemonStatus(rootOf(dir));
+    if (!fs.existsSync(s.log_file)) throw new CodememError("PATH_NOT_FOUND", `No daemon log at ${s.log_file} yet; start the daemon with \`codemem daemon start\`.`);
+    process.stdout.write(fs.readFileSync(s.log_file, "utf8").split("\n").slice(-o.lines - 1).join("\n"));
+  });
+
+  p.command("install-service").description("Start the project's daemon on login (systemd user unit / launchd agent)").argument("<path>").addOption(json)
+    .action((dir, o) => { const r = installService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+  p.command("uninstall-service").description("Remove the login service").argument("<path>").addOption(json)
+    .action((dir, o) => { const r = uninstallService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+
+  p.command("install-mcp").description("Register codemem-mcp with assistant hosts (project .mcp.json, VS Code, Cursor, Claude user config)").argument("<path>")
+    .option("--host <hosts>", "comma-separated: project, vscode, cursor, claude-user", "project,vscode").addOption(json)
+    .action((dir, o) => {
+      const hosts = String(o.host).split(",").map((h) => h.trim()) as Host[];
+      for (const h of hosts) if (!["project", "vscode", "cursor", "claude-user"].includes(h)) throw new CodememError("INVALID_ARGUMENT", `unknown host "${h}"; use project, vscode, cursor or claude-user.`);
+      const r = installMcp(rootOf(dir), hosts);
+      o.json ? printJson(r) : r.forEach((x) => console.log(`${x.action.padEnd(9)} ${x.file}`));
+    });
+
+  p.command("install-hooks").description("Install the assistant hooks (Claude Code .claude/settings.json)").argument("<path>").addOption(json)
+    .action((dir, o) => { const r = installHooks(rootOf(dir), { home: HOME }); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
+  p.command("uninstall-hooks").description("Remove codemem's assistant hooks").argument("<path>").addOption(json)
+    .action((dir, o) => { const r = uninstallHooks(rootOf(dir)); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
+  p.command("init-hook").description("Install a git post-commit hook that re-indexes changed files in the background").argument("<path>")
+    .option("--remove", "remove the hook block again").addOption(json)
+    .action((dir, o) => { const root = rootOf(dir); const r = o.remove ? uninstallGitHook(root) : installGitHook(root); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+  p.command("last").description("Print the full output a hook compressed most recently").argument("<path>").option("-n <n>", "n-th most recent", int("-n"), 1)
+    .action((dir, o) => {
+      const r = readLast(rootOf(dir), o.n);
+      if (!r) throw new CodememError("PATH_NOT_FOUND", "No compressed output has been saved for this project yet.");
+      process.stdout.write(r.text);
+    });
 
   return p;
 }

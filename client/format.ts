@@ -60,3 +60,23 @@ export function formatBenchmark(r: Record<string, any>): string {
   );
   return lines.join("\n");
 }
+
+export function formatDocs(r: Record<string, any>): string {
+  if (!r.passages.length) return `No passages (${r.documents_indexed} documents indexed).`;
+  const out = r.passages.map((x: any) => `## ${x.document}${x.page ? ` p.${x.page}` : ""}${x.heading ? ` — ${x.heading}` : ""} (${x.tokens} tokens)\n${x.text}`);
+  if (r.skipped.length) out.push(`\nskipped: ${r.skipped.map((s: any) => `${s.path} (${s.reason})`).join(", ")}`);
+  return out.join("\n\n");
+}
+
+export function formatNeighbors(r: Record<string, any>): string {
+  if (!r.neighbors.length) return `No learned associations yet for ${r.seeds.length} seed node(s).`;
+  return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (depth ${x.depth})`).join("\n");
+}
+
+export function formatSynapseStats(r: Record<string, any>): string {
+  return [
+    `edges ${r.edges} (${r.ltp_edges} long-term), nodes ${r.nodes}, total weight ${r.total_weight.toFixed(2)}, last decay ${r.last_decay_at ?? "never"}`,
+    `store ${r.store}`,
+    ...r.top_hubs.map((h: any) => `  hub ${h.name ?? h.id} ${h.file_path ? `(${h.file_path})` : ""}: degree ${h.degree}, strength ${h.strength.toFixed(2)}`),
+  ].join("\n");
+}

@@ -6,8 +6,9 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { OPERATIONS, type Operation } from "../shared/operations.js";
+import { TOOLS, type Operation } from "../shared/operations.js";
 import { resolveProjectRoot } from "../shared/paths.js";
+import { callTool } from "./call.js";
 import { callDaemon } from "./rpc.js";
 
 /** Tools whose answer is a context for the assistant to read: their text content is the context itself. */
@@ -53,7 +54,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
 
 export function createServer(): McpServer {
   const server = new McpServer({ name: "codemem", version: "0.1.0" }, { capabilities: { tools: {} } });
-  for (const op of OPERATIONS as readonly Operation[]) {
+  for (const op of TOOLS as readonly Operation[]) {
     server.registerTool(
       op.tool,
       {
@@ -65,7 +66,7 @@ export function createServer(): McpServer {
       async (args: Record<string, unknown>) => {
         try {
           const root = resolveProjectRoot(args.project_path as string);
-          const result = (await callDaemon(root, op.name, { ...args, project_path: root }, { source: "mcp" })) as Record<string, unknown>;
+          const result = (await callTool(root, op.name, { ...args, project_path: root }, "mcp")) as Record<string, unknown>;
           const text = CONTEXT_TOOLS.has(op.name) ? String(result.context) : JSON.stringify(result);
           return { content: [{ type: "text" as const, text }], structuredContent: result };
         } catch (err) {

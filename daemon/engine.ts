@@ -17,6 +17,11 @@ import { recursiveQuery } from "./retrieve/recursive.js";
 import { Retriever } from "./retrieve/retriever.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { LocalStore } from "./store/local.js";
+import { DocsIndex } from "./docs/index.js";
+import { SynapseStore } from "./synapse/store.js";
+import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
+import { appendEvent } from "../shared/events.js";
+import { nodesOf } from "../shared/activity.js";
 
 type Input<O extends ops.Operation> = z.input<O["input"]>;
 type Output<O extends ops.Operation> = z.infer<O["output"]>;
@@ -29,6 +34,8 @@ export interface EngineOptions {
 }
 
 const FRESHNESS_TTL_MS = 1500;
+/** Tool calls whose answers teach the synapse store. Benchmarks and maintenance do not. */
+const REINFORCING = new Set(["query", "search", "skeleton", "recursive_query", "synaptic_neighbors"]);
 
 /** All operations for one project. The daemon holds one warm engine per project root. */
 export class ProjectEngine {
@@ -37,6 +44,8 @@ export class ProjectEngine {
   private building: Promise<unknown> = Promise.resolve();
   private freshCache?: { at: number; value: FreshnessT };
   private pool: ParsePool;
+  private docs?: DocsIndex;
+  private synapsesStore?: SynapseStore;
 
   private constructor(
     readonly root: string,
@@ -158,7 +167,7 @@ export class ProjectEngine {
   async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
-    const hits = await this.retriever().search(a.query, e, a.limit);
+    const hits = await this.retriever().search(a.query, e, a.limit, this.recall());
     return {
       results: hits.map((h) => ({
         id: h.node.id,
@@ -183,7 +192,7 @@ export class ProjectEngine {
     const e = await this.checkEmbedder();
     const r = this.retriever();
     const budget = a.budget ?? this.cfg.query.budget;
-    const hits = await r.search(a.question, e, 40);
+    const hits = await r.search(a.question, e, 40, this.recall());
     const freshness = this.freshness();
     const out = assembleQuery(r, hits, budget, freshness);
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
@@ -221,6 +230,95 @@ export class ProjectEngine {
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
   }
 
+  /** Reference documents live in their own index, refreshed (by content hash) before each search. */
+  async query_docs(input: Input<typeof ops.queryDocs>): Promise<Output<typeof ops.queryDocs>> {
+    const a = this.parse(ops.queryDocs, input);
+    this.docs ??= DocsIndex.open(this.root, await this.embedder());
+    await this.docs.update(this.cfg);
+    const r = await this.docs.search(a.question, a.limit, a.budget);
+    return { ...r, tokenizer: TOKENIZER, documents_indexed: this.docs.documentsIndexed(), skipped: this.docs.skipped() };
+  }
+
+  /** The synapse store (.codemem/synapses.db); only the daemon's engine writes it. */
+  synapses(): SynapseStore {
+    this.synapsesStore ??= SynapseStore.open(stateDirs(this.root).synapseDb);
+    return this.synapsesStore;
+  }
+
+  /** Spreading activation from the strongest hits, for search and query; off when configured so. */
+  private recall(): ((seeds: string[]) => Map<string, number>) | undefined {
+    if (!this.cfg.query.synapseRecall || !fs.existsSync(stateDirs(this.root).synapseDb)) return undefined;
+    return (seeds) => new Map(this.synapses().neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation]));
+  }
+
+  private describeNode = (id: string) => {
+    const n = this.retriever().byId.get(id);
+    return n ? { name: n.qualified_name, file_path: n.file_path, line_start: n.line_start } : undefined;
+  };
+
+  async synaptic_neighbors(input: Input<typeof ops.synapticNeighbors>): Promise<Output<typeof ops.synapticNeighbors>> {
+    const a = this.parse(ops.synapticNeighbors, input);
+    if (!a.query && !a.node_ids?.length) throw new CodememError("INVALID_ARGUMENT", "codemem_synaptic_neighbors needs `query` or `node_ids` to choose the seed nodes.");
+    const r = this.retriever();
+    const seeds = a.node_ids?.length ? a.node_ids.filter((id) => r.byId.has(id)) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
+    const found = fs.existsSync(stateDirs(this.root).synapseDb) ? this.synapses().neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) : [];
+    const neighbors = found.flatMap((n) => {
+      const m = r.byId.get(n.id);
+      return m ? [{ id: m.id, name: m.qualified_name, type: m.type, file_path: m.file_path, line_start: m.line_start, line_end: m.line_end, activation: Math.round(n.activation * 1e4) / 1e4, depth: n.depth, via: n.via }] : [];
+    });
+    return { seeds, neighbors };
+  }
+
+  async synapse_stats(input: Input<typeof ops.synapseStats>): Promise<Output<typeof ops.synapseStats>> {
+    const a = this.parse(ops.synapseStats, input);
+    const st = this.synapses().stats(a.top);
+    return {
+      ...st,
+      top_hubs: st.top_hubs.map((h) => ({ ...h, ...(this.describeNode(h.id) ? { name: this.describeNode(h.id)!.name, file_path: this.describeNode(h.id)!.file_path } : {}) })),
+      store: stateDirs(this.root).synapseDb,
+    };
+  }
+
+  async synapse_decay(input: Input<typeof ops.synapseDecay>): Promise<Output<typeof ops.synapseDecay>> {
+    const a = this.parse(ops.synapseDecay, input);
+    const r = this.synapses().decay(a.ticks > 0 ? { ticks: a.ticks } : {});
+    if (this.sideEffects) appendEvent(this.root, { source: "daemon", kind: "decay", ticks: r.ticks, pruned: r.pruned });
+    return { ...r, edges: this.synapses().stats(1).edges };
+  }
+
+  async export_synapse_memory(input: Input<typeof ops.exportSynapseMemory>): Promise<Output<typeof ops.exportSynapseMemory>> {
+    const a = this.parse(ops.exportSynapseMemory, input);
+    const markdown = renderSynapseMarkdown(this.synapses(), this.describeNode, { limit: a.limit });
+    const { written } = exportSynapseMemory(this.root, markdown);
+    return { written, tokens: countTokens(markdown), markdown };
+  }
+
+  /** Hooks report touched files: their module nodes and the symbols cited for them reinforce together. */
+  async hook_event(input: Input<typeof ops.hookEvent>): Promise<Output<typeof ops.hookEvent>> {
+    const a = this.parse(ops.hookEvent, input);
+    const r = this.retriever();
+    const ids = a.files
+      .map((f) => {
+        try {
+          return toProjectPath(this.root, f);
+        } catch {
+          return undefined; // files outside the project say nothing about it
+        }
+      })
+      .filter((f): f is string => !!f && r.byId.has(f));
+    const { pairs } = this.sideEffects && ids.length > 1 ? this.synapses().reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
+    return { reinforced_pairs: pairs, nodes: ids.length };
+  }
+
+  /** A watch batch: the files changed together are associated. */
+  recordWatchBatch(files: string[]): void {
+    if (!this.sideEffects) return;
+    const r = this.retriever();
+    const ids = files.filter((f) => r.byId.has(f));
+    if (ids.length > 1) this.synapses().reinforce(ids, { source: "watch" });
+    appendEvent(this.root, { source: "watch", kind: "watch_batch", files: files.slice(0, 50), nodes: ids.slice(0, 50) });
+  }
+
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
     const a = this.parse(ops.benchmark, input);
     return runBenchmark(this, a.questions_file, a.limit);
@@ -231,7 +329,17 @@ export class ProjectEngine {
     const op = ops.operationByName(name);
     if (!op) throw new CodememError("UNKNOWN_OPERATION", `Unknown operation "${name}"; known: ${ops.OPERATIONS.map((o) => o.name).join(", ")}.`);
     const fn = (this as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name];
-    return fn.call(this, input);
+    const result = await fn.call(this, input);
+    if (this.sideEffects && REINFORCING.has(op.name)) {
+      // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
+      const ids = nodesOf(result).slice(0, 12);
+      if (ids.length > 1) this.synapses().reinforce(ids, { source: `tool:${op.name}` });
+    }
+    if (op.name === "build" && this.sideEffects) {
+      const b = result as Output<typeof ops.build>;
+      appendEvent(this.root, { source: "daemon", kind: "build", files_changed: b.files_changed, files_removed: b.files_removed, ms: Math.round(b.time_elapsed * 1000) });
+    }
+    return result;
   }
 
   get sideEffects(): boolean {
@@ -242,6 +350,8 @@ export class ProjectEngine {
     await this.building;
     this.invalidate();
     await this.pool.close();
+    this.docs?.close();
+    this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   if (!root) answerAndExit(undefined);
   const left = () => Math.max(50, SESSION_CAP_MS - 150 - (Date.now() - started));
 
-  await callQuiet(root, "synapse_decay", { project_path: root }, { timeoutMs: Math.min(DECAY_TIMEOUT_MS, left()), autostart: true });
+  // ticks: 0 = decay by elapsed wall-clock time only, so memory lifetime does not depend on how often sessions start.
+  await callQuiet(root, "synapse_decay", { project_path: root, ticks: 0 }, { timeoutMs: Math.min(DECAY_TIMEOUT_MS, left()), autostart: true });
   const wake = (await callQuiet(root, "wakeup", { project_path: root }, { timeoutMs: left(), autostart: true })) as { context?: unknown; tokens?: unknown } | undefined;
   const context = typeof wake?.context === "string" && wake.context.trim() ? wake.context : undefined;
   await recordEvent(root, {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QUERY_DOCS_DESCRIPTION, QueryDocsInput, QueryDocsOutput } from "./docs-schema.js";
 import { BenchmarkRow, Citation, CommunityRef, Freshness, Layer, SearchResult, SkippedFile, projectPath } from "./schemas.js";
 
 /**
@@ -160,7 +161,88 @@ export const benchmark = op({
   readOnly: true,
 });
 
-export const OPERATIONS = [build, stats, query, search, wakeup, skeleton, recursiveQuery, benchmark] as const;
+export const queryDocs: Operation<typeof QueryDocsInput, typeof QueryDocsOutput> = {
+  name: "query_docs",
+  tool: "codemem_query_docs",
+  description: QUERY_DOCS_DESCRIPTION,
+  input: QueryDocsInput,
+  output: QueryDocsOutput,
+  readOnly: true,
+};
+
+const NodeBrief = { id: z.string(), name: z.string(), type: z.string(), file_path: z.string(), line_start: z.number().int(), line_end: z.number().int() };
+
+export const synapticNeighbors = op({
+  name: "synaptic_neighbors",
+  description: "Code used together with the given nodes or query (learned associations, spreading activation).",
+  input: {
+    project_path: projectPath,
+    query: z.string().min(1).max(2000).optional().describe("Seeds: the best search hits for this text"),
+    node_ids: z.array(z.string()).max(50).optional().describe("Seeds: these node ids"),
+    depth: z.number().int().min(1).max(2).default(2),
+    k: z.number().int().min(1).max(50).default(10),
+  },
+  output: {
+    seeds: z.array(z.string()),
+    neighbors: z.array(z.object({ ...NodeBrief, activation: z.number(), depth: z.number().int(), via: z.string() })),
+  },
+  readOnly: true,
+});
+
+export const synapseStats = op({
+  name: "synapse_stats",
+  description: "Synapse store: edges, long-term (LTP) edges, total weight, top hubs.",
+  input: { project_path: projectPath, top: z.number().int().min(1).max(50).default(10) },
+  output: {
+    edges: z.number().int(),
+    ltp_edges: z.number().int(),
+    total_weight: z.number(),
+    nodes: z.number().int(),
+    top_hubs: z.array(z.object({ id: z.string(), name: z.string().optional(), file_path: z.string().optional(), degree: z.number().int(), strength: z.number() })),
+    last_decay_at: z.string().nullable(),
+    store: z.string(),
+  },
+  readOnly: true,
+});
+
+export const synapseDecay = op({
+  name: "synapse_decay",
+  description: "Decay the synapse store now: `ticks` manual ticks (default 1); 0 applies only elapsed wall-clock time.",
+  input: { project_path: projectPath, ticks: z.number().int().min(0).max(1000).default(1) },
+  output: { ticks: z.number().int(), decayed: z.number().int(), pruned: z.number().int(), edges: z.number().int() },
+  readOnly: false,
+});
+
+export const exportSynapseMemory = op({
+  name: "export_synapse_memory",
+  description: "Write the strongest learned associations as markdown to project memory (and the assistant's memory dir if present).",
+  input: { project_path: projectPath, limit: z.number().int().min(1).max(200).default(30) },
+  output: { written: z.array(z.string()), tokens: z.number().int(), markdown: z.string() },
+  readOnly: false,
+});
+
+/** Internal: assistant and git hooks report what they touched (not an MCP tool). */
+export const hookEvent = op({
+  name: "hook_event",
+  description: "Record an assistant or git hook event: reinforce the files it touched.",
+  input: {
+    project_path: projectPath,
+    event: z.enum(["post_tool_use", "session_start", "git_commit"]),
+    files: z.array(z.string()).max(500).default([]),
+    tool: z.string().optional(),
+    tokens_saved: z.number().int().min(0).optional(),
+  },
+  output: { reinforced_pairs: z.number().int(), nodes: z.number().int() },
+  readOnly: false,
+});
+
+export const OPERATIONS = [
+  build, stats, query, search, wakeup, skeleton, recursiveQuery, queryDocs, benchmark,
+  synapticNeighbors, synapseStats, synapseDecay, exportSynapseMemory, hookEvent,
+] as const;
+
+/** Operations published as MCP tools (hook_event is internal to hooks). */
+export const TOOLS = OPERATIONS.filter((o) => o.name !== "hook_event");
 export type OperationName = (typeof OPERATIONS)[number]["name"];
 
 export function operationByName(name: string): Operation | undefined {

@@ -53,6 +53,13 @@ export interface BuildResult {
 /** Full or incremental build of one project's index. The caller ensures one build at a time. */
 export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
+  const phases: Record<string, number> = {};
+  let mark = t0;
+  const lap = (name: string) => {
+    const now = performance.now();
+    phases[name] = Math.round(now - mark);
+    mark = now;
+  };
   const dirs = stateDirs(cfg.root);
   const embedder = opts.embedder;
   const progress = opts.onProgress ?? (() => {});
@@ -115,6 +122,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       changed.push({ row, source: buf.toString("utf8") });
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
+    lap("scan");
     const toParse = changed.filter((c) => c.source !== "");
     const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
 
@@ -132,6 +140,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     } finally {
       if (!opts.pool) await pool.close();
     }
+    lap("parse");
     const freshByPath = new Map(fresh.map((e) => [e.path, e]));
     const upserts: { row: FileRow; extract: FileExtract }[] = [];
     const stored = force ? [] : store.extracts();
@@ -148,6 +157,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     }
     const touched = new Set([...freshByPath.keys(), ...removed]);
 
+    lap("load");
     progress({ phase: "resolve", done: 0, total: extracts.size });
     let nodes: NodeRecord[];
     let edges: GraphEdge[];
@@ -176,6 +186,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       }
     }
 
+    lap("resolve");
     // Embed only nodes whose text changed; reuse stored vectors otherwise.
     const children = childNamesByParent(nodes);
     const prevHashes = force ? new Map() : store.nodeHashes([...touched]);
@@ -199,6 +210,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
     }
 
+    lap("embed");
     progress({ phase: "write", done: 0, total: 1 });
     const oldEdges = force ? [] : store.edges();
     const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
@@ -227,6 +239,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         project_name: cfg.root.split("/").pop() ?? "",
       },
     });
+    lap("write");
     if (opts.optimize) store.optimize();
     const isNew = store.file !== dirs.dbFile;
     store.close();
@@ -239,6 +252,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
       writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
     }
+    lap("graph_file");
     const result: BuildResult = {
       nodes_processed: delta.length,
       nodes_embedded: toEmbed.length,
@@ -255,7 +269,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       embedder: embedder.id,
       index_version: INDEX_VERSION,
     };
-    log.debug("build finished", { ...result, skipped: skipped.length });
+    log.debug("build finished", { ...result, skipped: skipped.length, phases_ms: phases });
     return result;
   } finally {
     store.close();

@@ -32,6 +32,8 @@ const RRF_K = 10;
 const LEXICAL_WEIGHT = 1.0;
 const VECTOR_WEIGHT = 0.9;
 const CANDIDATES = 120;
+/** Share of the best hit's score a fully activated synaptic neighbour receives. */
+const RECALL_WEIGHT = 0.3;
 /** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
 const FILE_WEIGHT = 2.5;
 const FILE_CANDIDATES = 30;
@@ -158,7 +160,7 @@ export class Retriever {
   }
 
   /** Hybrid ranking: BM25 and vector lists fused by reciprocal rank, then boosted around strong seeds. */
-  async search(query: string, embedder: Embedder, limit: number, boost?: Map<string, number>): Promise<Hit[]> {
+  async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
     const [qv] = await embedder.embed([query]);
     const lex = this.lexical(query);
     const vec = this.vector(qv);
@@ -190,10 +192,19 @@ export class Retriever {
       if (splitWords(h.node.name).length < 2) continue;
       if (rawTokens.has(h.node.name.toLowerCase()) || rawTokens.has(h.node.qualified_name.toLowerCase())) h.score *= 1.6;
     }
-    if (boost) for (const [id, b] of boost) { const n = this.byId.get(id); if (n) add(n, b, "synapse"); }
 
     // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
-    const ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+    let ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+    // Synapse recall: code used together with the best hits joins with a share of the top score;
+    // the answer's budget is unchanged, so recalled nodes displace the weakest hits.
+    if (recall && ranked.length > 0) {
+      const top = ranked[0].score;
+      for (const [id, activation] of recall(ranked.slice(0, 5).map((h) => h.node.id))) {
+        const n = this.byId.get(id);
+        if (n) add(n, top * RECALL_WEIGHT * activation, "synapse");
+      }
+      ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+    }
     const seeds = ranked.slice(0, 8);
     const bonus = new Map<string, number>();
     for (const s of seeds) {

@@ -1,0 +1,22 @@
+import { filesOf, nodesOf } from "../shared/activity.js";
+import { asCodememError } from "../shared/errors.js";
+import { appendEvent } from "../shared/events.js";
+import { operationByName } from "../shared/operations.js";
+import { callDaemon } from "./rpc.js";
+
+/**
+ * A tool call from a client process: forwarded to the daemon, then recorded in the activity stream by
+ * this process (so CODEMEM_EVENT_LOG=0 here silences exactly this process's lines).
+ */
+export async function callTool(root: string, op: string, input: Record<string, unknown>, source: "cli" | "mcp"): Promise<unknown> {
+  const started = performance.now();
+  const tool = operationByName(op)?.tool ?? op;
+  try {
+    const result = await callDaemon(root, op, input, { source });
+    appendEvent(root, { source, kind: "tool_call", tool, nodes: nodesOf(result).slice(0, 50), files: filesOf(result).slice(0, 50), ms: Math.round(performance.now() - started), ok: true });
+    return result;
+  } catch (err) {
+    appendEvent(root, { source, kind: "tool_call", tool, ok: false, error: asCodememError(err).code, ms: Math.round(performance.now() - started) });
+    throw err;
+  }
+}

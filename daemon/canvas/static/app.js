@@ -1,0 +1,312 @@
+// codemem canvas page: draws /graph with Cytoscape (fcose layout), pulses nodes named by events
+// from the /events WebSocket. Plain browser script, no build step; libraries come from /lib/.
+/* global cytoscape, cytoscapeFcose */
+"use strict";
+
+// Page state for tests and curious users: read it from the console or from Playwright.
+const state = (window.__codemem = { ready: false, nodeCount: 0, edgeCount: 0, summarised: false, pulses: [], lastEvent: null, events: 0, connected: false });
+
+const PULSE_MS = 1500;
+const MAX_PULSES = 1000;
+const MAX_LOG = 60;
+// Distinct on a dark background; beyond these, golden-angle hues.
+const PALETTE = ["#61afef", "#e06c75", "#98c379", "#e5c07b", "#c678dd", "#56b6c2", "#d19a66", "#f78fb3", "#7bd88f", "#a9b1ff", "#ff9e64", "#4fd6be", "#c3e88d", "#ffcb6b", "#82aaff", "#f07178"];
+const colourOf = (community) => {
+  if (community < 0) return "#8792a2";
+  return community < PALETTE.length ? PALETTE[community] : `hsl(${(community * 137.508) % 360}, 65%, 62%)`;
+};
+
+cytoscape.use(cytoscapeFcose);
+
+const cy = cytoscape({
+  container: document.getElementById("graph"),
+  wheelSensitivity: 0.3,
+  minZoom: 0.05,
+  maxZoom: 6,
+  style: [
+    {
+      selector: "node",
+      style: {
+        "background-color": "data(colour)",
+        width: "data(size)",
+        height: "data(size)",
+        label: "data(label)",
+        color: "#e6ebf2",
+        "font-size": "data(font)",
+        // Labels appear once they would render at >= 9px: big nodes first, all of them zoomed in.
+        "min-zoomed-font-size": 9,
+        "text-valign": "bottom",
+        "text-margin-y": 3,
+        "text-outline-color": "#11151c",
+        "text-outline-width": 2,
+        "border-width": 0,
+        "border-color": "#ffd166",
+        "transition-property": "width, height, border-width, background-color",
+        "transition-duration": "250ms",
+      },
+    },
+    { selector: "node[type = 'community']", style: { shape: "round-rectangle", "background-opacity": 0.55, "font-weight": "bold", "text-valign": "center", "text-margin-y": 0 } },
+    { selector: "node[type = 'module']", style: { shape: "round-rectangle" } },
+    { selector: "node[type = 'class'], node[type = 'interface'], node[type = 'type']", style: { shape: "diamond" } },
+    {
+      selector: "edge",
+      style: { width: 1, "line-color": "data(colour)", opacity: 0.35, "curve-style": "haystack", "haystack-radius": 0 },
+    },
+    { selector: "edge[type = 'contains'], edge[type = 'member']", style: { opacity: 0.18 } },
+    {
+      selector: "node.pulse",
+      style: {
+        width: (n) => n.data("size") * 2,
+        height: (n) => n.data("size") * 2,
+        "border-width": 4,
+        "background-color": "#ffd166",
+        "underlay-color": "#ffd166",
+        "underlay-opacity": 0.3,
+        "underlay-padding": 12,
+        "underlay-shape": "ellipse",
+        "min-zoomed-font-size": 0,
+        "z-index": 999,
+        "font-weight": "bold",
+      },
+    },
+    { selector: "node.dim", style: { opacity: 0.15 } },
+    { selector: "edge.dim", style: { opacity: 0.04 } },
+  ],
+});
+
+// ---- graph --------------------------------------------------------------------------------------
+
+let loading = null;
+let again = false;
+
+/** Fetches and draws the graph; a call during a load (a build event) schedules one more load. */
+function loadGraph() {
+  if (loading) {
+    again = true;
+    return loading;
+  }
+  loading = (async () => {
+    do {
+      again = false;
+      await fetchAndDraw();
+    } while (again);
+  })().finally(() => (loading = null));
+  return loading;
+}
+
+async function fetchAndDraw() {
+  let res;
+  try {
+    res = await fetch("/graph", { cache: "no-store" });
+  } catch (err) {
+    showMessage(`Cannot reach the canvas server: ${err.message}`);
+    return;
+  }
+  const body = await res.json();
+  if (!res.ok) {
+    cy.elements().remove();
+    setCounts(0, 0, false);
+    document.getElementById("stats").textContent = "no graph";
+    showMessage(body.message || `graph unavailable (${res.status})`);
+    renderLegend([]);
+    return;
+  }
+  showMessage(null);
+  draw(body);
+}
+
+function draw(view) {
+  const communityOfNode = new Map(view.nodes.map((n) => [n.id, n.community]));
+  const elements = [];
+  for (const n of view.nodes) {
+    const weight = n.type === "community" ? n.members : n.degree;
+    const size = n.type === "community" ? 26 + 9 * Math.log2(1 + weight) : 10 + 5 * Math.log2(1 + weight);
+    elements.push({
+      group: "nodes",
+      data: { id: n.id, label: n.label, type: n.type, community: n.community, file: n.file || "", colour: colourOf(n.community), size, font: Math.max(7, Math.round(size * 0.5)) },
+    });
+  }
+  let i = 0;
+  for (const e of view.edges) {
+    const cs = communityOfNode.get(e.source);
+    const same = cs === communityOfNode.get(e.target);
+    elements.push({ group: "edges", data: { id: `e${i++}`, source: e.source, target: e.target, type: e.type, same, colour: same ? colourOf(cs) : "#5c6370" } });
+  }
+  cy.batch(() => {
+    cy.elements().remove();
+    cy.add(elements);
+  });
+  setCounts(view.nodes.length, view.edges.length, view.summarised);
+  document.getElementById("stats").textContent = view.summarised
+    ? `${view.totalNodes} nodes (showing ${view.nodes.length}: top by degree + one per community) · ${view.communities.length} communities`
+    : `${view.totalNodes} nodes · ${view.totalEdges} edges · ${view.communities.length} communities`;
+  renderLegend(view.communities);
+  if (cy.nodes().length === 0) return;
+  cy.layout({
+    name: "fcose",
+    quality: cy.nodes().length > 1500 ? "draft" : "default",
+    randomize: true,
+    animate: false,
+    nodeDimensionsIncludeLabels: false,
+    // Short springs inside a community, long ones across: communities form visible clusters.
+    idealEdgeLength: (e) => (e.data("same") ? 45 : 160),
+    edgeElasticity: (e) => (e.data("same") ? 0.45 : 0.08),
+    nodeRepulsion: () => 6500,
+    nodeSeparation: 60,
+    numIter: 2500,
+    packComponents: true,
+  }).run();
+  cy.fit(undefined, 40);
+}
+
+function setCounts(nodes, edges, summarised) {
+  state.nodeCount = nodes;
+  state.edgeCount = edges;
+  state.summarised = summarised;
+}
+
+function renderLegend(communities) {
+  const ul = document.querySelector("#legend ul");
+  ul.replaceChildren();
+  for (const c of communities) {
+    const li = document.createElement("li");
+    const sw = document.createElement("span");
+    sw.className = "sw";
+    sw.style.background = colourOf(c.id);
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = c.name;
+    name.title = c.name;
+    const n = document.createElement("span");
+    n.className = "n";
+    n.textContent = String(c.size);
+    li.append(sw, name, n);
+    li.addEventListener("mouseenter", () => focusCommunity(c.id));
+    li.addEventListener("mouseleave", () => focusCommunity(null));
+    li.addEventListener("click", () => cy.animate({ fit: { eles: cy.nodes(`[community = ${c.id}]`), padding: 60 }, duration: 300 }));
+    ul.append(li);
+  }
+}
+
+function focusCommunity(id) {
+  cy.batch(() => {
+    cy.elements().removeClass("dim");
+    if (id === null) return;
+    cy.nodes(`[community != ${id}]`).addClass("dim");
+    cy.edges().filter((e) => e.source().data("community") !== id || e.target().data("community") !== id).addClass("dim");
+  });
+}
+
+function showMessage(text) {
+  const el = document.getElementById("message");
+  el.hidden = !text;
+  el.textContent = text || "";
+}
+
+// ---- pulses -------------------------------------------------------------------------------------
+
+const pulseTimers = new Map();
+
+function pulse(ids) {
+  const at = Date.now();
+  for (const id of ids) {
+    const node = cy.getElementById(id);
+    if (node.empty()) continue;
+    node.addClass("pulse");
+    clearTimeout(pulseTimers.get(id));
+    pulseTimers.set(
+      id,
+      setTimeout(() => {
+        node.removeClass("pulse");
+        pulseTimers.delete(id);
+      }, PULSE_MS),
+    );
+    state.pulses.push({ id, at });
+  }
+  if (state.pulses.length > MAX_PULSES) state.pulses.splice(0, state.pulses.length - MAX_PULSES);
+}
+
+/** The server resolves targets against the full graph; match here too in case it could not. */
+function targetsOf(msg) {
+  if (msg.targets && msg.targets.length) return msg.targets;
+  const out = new Set();
+  for (const id of msg.event.nodes || []) if (!cy.getElementById(id).empty()) out.add(id);
+  const files = new Set(msg.event.files || []);
+  if (files.size) cy.nodes().forEach((n) => files.has(n.data("file")) && out.add(n.id()));
+  return [...out];
+}
+
+// ---- activity log -------------------------------------------------------------------------------
+
+function logEvent(event, fresh) {
+  const ol = document.querySelector("#activity ol");
+  const li = document.createElement("li");
+  if (fresh) li.className = "fresh";
+  const t = document.createElement("span");
+  t.className = "t";
+  t.textContent = new Date(event.ts).toLocaleTimeString();
+  const src = document.createElement("span");
+  src.className = "src";
+  src.textContent = `${event.source}:${event.pid}`;
+  const what = document.createElement("span");
+  what.className = "what";
+  what.textContent = event.tool ? `${event.kind} ${event.tool}` : event.kind;
+  const n = document.createElement("span");
+  n.className = "n";
+  const parts = [];
+  if (event.nodes && event.nodes.length) parts.push(`${event.nodes.length} node${event.nodes.length > 1 ? "s" : ""}`);
+  if (event.files && event.files.length) parts.push(`${event.files.length} file${event.files.length > 1 ? "s" : ""}`);
+  if (event.ok === false) parts.push("failed");
+  n.textContent = parts.length ? ` · ${parts.join(", ")}` : "";
+  li.title = [...(event.nodes || []), ...(event.files || [])].slice(0, 20).join("\n");
+  li.append(t, src, what, n);
+  ol.prepend(li);
+  while (ol.children.length > MAX_LOG) ol.lastElementChild.remove();
+}
+
+// ---- stream -------------------------------------------------------------------------------------
+
+let backoff = 500;
+
+function connect() {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/events`);
+    const conn = document.getElementById("conn");
+    ws.onopen = () => {
+      backoff = 500;
+      state.connected = true;
+      conn.className = "on";
+      resolve();
+    };
+    ws.onmessage = (m) => {
+      let msg;
+      try {
+        msg = JSON.parse(m.data);
+      } catch {
+        return;
+      }
+      if (msg.type === "backlog") for (const e of msg.events) logEvent(e, false);
+      else if (msg.type === "graph") loadGraph();
+      else if (msg.type === "event") {
+        state.events++;
+        state.lastEvent = msg.event;
+        logEvent(msg.event, true);
+        pulse(targetsOf(msg));
+      }
+    };
+    ws.onclose = () => {
+      state.connected = false;
+      conn.className = "off";
+      resolve();
+      // The server may be restarting: try again, slower each time, and refetch what we missed.
+      setTimeout(() => connect().then(() => state.connected && loadGraph()), backoff);
+      backoff = Math.min(backoff * 2, 10000);
+    };
+  });
+}
+
+(async () => {
+  await loadGraph();
+  await connect();
+  state.ready = true;
+})();

@@ -30,11 +30,9 @@ const cy = cytoscape({
         "background-color": "data(colour)",
         width: "data(size)",
         height: "data(size)",
-        label: "data(label)",
+        label: "",
         color: "#e6ebf2",
         "font-size": "data(font)",
-        // Labels appear once they would render at >= 9px: big nodes first, all of them zoomed in.
-        "min-zoomed-font-size": 9,
         "text-valign": "bottom",
         "text-margin-y": 3,
         "text-outline-color": "#11151c",
@@ -64,11 +62,12 @@ const cy = cytoscape({
         "underlay-opacity": 0.3,
         "underlay-padding": 12,
         "underlay-shape": "ellipse",
-        "min-zoomed-font-size": 0,
+        label: "data(label)",
         "z-index": 999,
         "font-weight": "bold",
       },
     },
+    { selector: "node.labelled", style: { label: "data(label)" } },
     { selector: "node.dim", style: { opacity: 0.15 } },
     { selector: "edge.dim", style: { opacity: 0.04 } },
   ],
@@ -117,13 +116,14 @@ async function fetchAndDraw() {
 
 function draw(view) {
   const communityOfNode = new Map(view.nodes.map((n) => [n.id, n.community]));
+  const weightOf = (n) => (n.type === "community" ? n.members * 4 : n.degree);
+  const rank = new Map([...view.nodes].sort((a, b) => weightOf(b) - weightOf(a)).map((n, r) => [n.id, r]));
   const elements = [];
   for (const n of view.nodes) {
-    const weight = n.type === "community" ? n.members : n.degree;
-    const size = n.type === "community" ? 26 + 9 * Math.log2(1 + weight) : 10 + 5 * Math.log2(1 + weight);
+    const size = n.type === "community" ? 26 + 9 * Math.log2(1 + n.members) : 10 + 5 * Math.log2(1 + n.degree);
     elements.push({
       group: "nodes",
-      data: { id: n.id, label: n.label, type: n.type, community: n.community, file: n.file || "", colour: colourOf(n.community), size, font: Math.max(7, Math.round(size * 0.5)) },
+      data: { id: n.id, label: n.label, type: n.type, community: n.community, file: n.file || "", colour: colourOf(n.community), size, rank: rank.get(n.id), font: 12 },
     });
   }
   let i = 0;
@@ -157,7 +157,37 @@ function draw(view) {
     packComponents: true,
   }).run();
   cy.fit(undefined, 40);
+  fitZoom = cy.zoom();
+  sizeLabels(true);
 }
+
+/**
+ * Labels render at 12-16 px whatever the zoom, and how many are shown grows with the zoom: about
+ * the 25 highest-degree nodes at overview, more as the user zooms in (labelled = rank < budget).
+ * Cytoscape's own min-zoomed-font-size rounds the zoom to a power of two, too coarse for this.
+ */
+let fitZoom = 1;
+let labelledZoom = 0;
+
+function sizeLabels(force) {
+  const z = cy.zoom();
+  if (!force && Math.abs(z - labelledZoom) / labelledZoom < 0.03) return;
+  labelledZoom = z;
+  const budget = Math.max(8, Math.round(25 * (z / fitZoom) ** 2));
+  cy.batch(() =>
+    cy.nodes().forEach((n) => {
+      const r = n.data("rank");
+      n.data("font", (r < 5 ? 16 : r < 30 ? 14 : 12) / z);
+      if (r < budget) n.addClass("labelled");
+      else n.removeClass("labelled");
+    }),
+  );
+}
+
+let labelFrame = 0;
+cy.on("zoom", () => {
+  if (!labelFrame) labelFrame = requestAnimationFrame(() => ((labelFrame = 0), sizeLabels(false)));
+});
 
 function setCounts(nodes, edges, summarised) {
   state.nodeCount = nodes;

@@ -3,12 +3,14 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { callTool } from "./call.js";
+import { toolList } from "./tool-list.js";
 import { callDaemon } from "./rpc.js";
 
 /** Tools whose answer is a context for the assistant to read: their text content is the context itself. */
@@ -76,6 +78,9 @@ export function createServer(): McpServer {
       },
     );
   }
+  // The SDK's own list renders verbose JSON Schema; serve the same shapes compacted (same validation).
+  const tools = toolList(TOOLS as readonly Operation[]);
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   return server;
 }
 

@@ -329,7 +329,8 @@ export class ProjectEngine {
     const op = ops.operationByName(name);
     if (!op) throw new CodememError("UNKNOWN_OPERATION", `Unknown operation "${name}"; known: ${ops.OPERATIONS.map((o) => o.name).join(", ")}.`);
     const fn = (this as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name];
-    const result = await fn.call(this, input);
+    // What crosses the boundary is exactly the declared output: undeclared fields are dropped.
+    const result = op.output.parse(await fn.call(this, input));
     if (this.sideEffects && REINFORCING.has(op.name)) {
       // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
       const ids = nodesOf(result).slice(0, 12);

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { TOKENIZER } from "./tokens.js";
 
 /** Tool description of `codemem_query_docs`: kept short, the assistant reads it every turn. */
-export const QUERY_DOCS_DESCRIPTION =
-  "Search the project's reference documents (PDF, DOCX, Markdown) and return the best passages with document, page or heading, and token counts. Separate from code search.";
+export const QUERY_DOCS_DESCRIPTION = "Search project documents (PDF, DOCX, Markdown): passages with page or heading.";
 
 /** Input of `codemem_query_docs`. */
 export const QueryDocsInput = z

@@ -36,7 +36,7 @@ const answer = {
 
 export const build = op({
   name: "build",
-  description: "Build or update the project's code index (incremental; force=true rebuilds all).",
+  description: "Build or update the code index (incremental; force rebuilds all).",
   input: { project_path: projectPath, force: z.boolean().default(false), optimize: z.boolean().default(false), batch_size: z.number().int().min(1).max(100000).optional() },
   output: {
     nodes_processed: z.number().int(),
@@ -58,7 +58,7 @@ export const build = op({
 
 export const stats = op({
   name: "stats",
-  description: "Index statistics: nodes, communities, last build, sizes, synapse store location.",
+  description: "Index statistics and synapse store location.",
   input: { project_path: projectPath },
   output: {
     node_count: z.number().int(),
@@ -79,7 +79,7 @@ export const stats = op({
 
 export const query = op({
   name: "query",
-  description: "Answer a question about the code with a small cited context (architecture, relevant areas, best-matching code).",
+  description: "Answer a question with a small cited context of the relevant code.",
   input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(200).max(20000).optional() },
   output: {
     ...answer,
@@ -93,7 +93,7 @@ export const query = op({
 
 export const search = op({
   name: "search",
-  description: "Hybrid (lexical + vector + graph) search for functions, classes and files.",
+  description: "Hybrid lexical+vector+graph search for symbols and files.",
   input: { project_path: projectPath, query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
   output: { results: z.array(SearchResult), freshness: Freshness },
   readOnly: true,
@@ -101,7 +101,7 @@ export const search = op({
 
 export const wakeup = op({
   name: "wakeup",
-  description: "Session-start context: what the project is, its main areas and entry points.",
+  description: "Session-start overview: project, main areas, key symbols.",
   input: { project_path: projectPath },
   output: answer,
   readOnly: true,
@@ -109,7 +109,7 @@ export const wakeup = op({
 
 export const skeleton = op({
   name: "skeleton",
-  description: "Outline of one file: signatures, docstrings and line numbers, bodies elided.",
+  description: "File outline: signatures, docstrings, line numbers.",
   input: { project_path: projectPath, file_path: z.string().min(1).describe("Project-relative or absolute path inside the project") },
   output: {
     file_path: z.string(),
@@ -125,7 +125,7 @@ export const skeleton = op({
 
 export const recursiveQuery = op({
   name: "recursive_query",
-  description: "Split a complex question into sub-questions, answer each, merge into one budgeted context.",
+  description: "Split a complex question, answer the parts, merge into one context.",
   input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(300).max(20000).optional() },
   output: {
     ...answer,
@@ -142,7 +142,7 @@ export const recursiveQuery = op({
 
 export const benchmark = op({
   name: "benchmark",
-  description: "Measure retrieval on a question set (given file or derived): tokens, reduction, latency, recall, MRR.",
+  description: "Retrieval benchmark: tokens, reduction, latency, recall, MRR.",
   input: { project_path: projectPath, questions_file: z.string().optional(), limit: z.number().int().min(1).max(500).optional() },
   output: {
     results: z.array(BenchmarkRow),
@@ -174,7 +174,7 @@ const NodeBrief = { id: z.string(), name: z.string(), type: z.string(), file_pat
 
 export const synapticNeighbors = op({
   name: "synaptic_neighbors",
-  description: "Code used together with the given nodes or query (learned associations, spreading activation).",
+  description: "Code often used together with given nodes or a query (learned).",
   input: {
     project_path: projectPath,
     query: z.string().min(1).max(2000).optional().describe("Seeds: the best search hits for this text"),
@@ -191,7 +191,7 @@ export const synapticNeighbors = op({
 
 export const synapseStats = op({
   name: "synapse_stats",
-  description: "Synapse store: edges, long-term (LTP) edges, total weight, top hubs.",
+  description: "Synapse store: edges, LTP edges, total weight, top hubs.",
   input: { project_path: projectPath, top: z.number().int().min(1).max(50).default(10) },
   output: {
     edges: z.number().int(),
@@ -207,7 +207,7 @@ export const synapseStats = op({
 
 export const synapseDecay = op({
   name: "synapse_decay",
-  description: "Decay the synapse store now: `ticks` manual ticks (default 1); 0 applies only elapsed wall-clock time.",
+  description: "Decay synapses by `ticks` manual ticks (default 1); 0 = elapsed time only.",
   input: { project_path: projectPath, ticks: z.number().int().min(0).max(1000).default(1) },
   output: { ticks: z.number().int(), decayed: z.number().int(), pruned: z.number().int(), edges: z.number().int() },
   readOnly: false,
@@ -215,7 +215,7 @@ export const synapseDecay = op({
 
 export const exportSynapseMemory = op({
   name: "export_synapse_memory",
-  description: "Write the strongest learned associations as markdown to project memory (and the assistant's memory dir if present).",
+  description: "Write the strongest learned associations as markdown memory.",
   input: { project_path: projectPath, limit: z.number().int().min(1).max(200).default(30) },
   output: { written: z.array(z.string()), tokens: z.number().int(), markdown: z.string() },
   readOnly: false,

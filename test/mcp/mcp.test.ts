@@ -1,0 +1,115 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stopDaemon } from "../../dist/client/rpc.js";
+import { countTokens } from "../../dist/shared/tokens.js";
+import { makeProject, PY_PROJECT } from "../helpers.js";
+
+const SHIM = path.resolve("dist/client/mcp.js");
+let p: ReturnType<typeof makeProject>;
+let client: Client;
+
+beforeAll(async () => {
+  p = makeProject(PY_PROJECT);
+  client = new Client({ name: "codemem-test", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, p.root], stderr: "pipe" }));
+});
+afterAll(async () => {
+  await client.close();
+  await stopDaemon(p.root);
+  p.cleanup();
+});
+
+const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { project_path: p.root, ...args } });
+
+describe("codemem-mcp over stdio with the SDK client", () => {
+  it("lists the thirteen tools with schemas and annotations, under 2,000 tokens", async () => {
+    const list = await client.listTools();
+    expect(list.tools.map((t) => t.name).sort()).toEqual(
+      [
+        "codemem_benchmark", "codemem_build", "codemem_export_synapse_memory", "codemem_query", "codemem_query_docs",
+        "codemem_recursive_query", "codemem_search", "codemem_skeleton", "codemem_stats", "codemem_synapse_decay",
+        "codemem_synapse_stats", "codemem_synaptic_neighbors", "codemem_wakeup",
+      ].sort(),
+    );
+    const q = list.tools.find((t) => t.name === "codemem_query")!;
+    expect(q.annotations?.readOnlyHint).toBe(true);
+    expect(q.inputSchema.required).toEqual(expect.arrayContaining(["project_path", "question"]));
+    expect(q.outputSchema?.properties).toHaveProperty("reduction_ratio");
+    expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
+    expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
+  });
+
+  it("builds, answers and searches through the daemon", async () => {
+    const b = await call("codemem_build", {});
+    expect(b.isError).toBeFalsy();
+    expect(b.structuredContent).toMatchObject({ files_indexed: 3, graph_source: "builtin" });
+    const q = await call("codemem_query", { question: "How are card payments retried?" });
+    expect(q.isError).toBeFalsy();
+    const sc = q.structuredContent as any;
+    expect((q.content as any)[0].text).toBe(sc.context);
+    expect(sc.citations[0].file_path).toBe("shop/payments.py");
+    const s = await call("codemem_search", { query: "VAT" });
+    expect((s.structuredContent as any).results[0].name).toBe("apply_tax");
+    const st = await call("codemem_stats", {});
+    expect((st.structuredContent as any).node_count).toBeGreaterThan(5);
+  });
+
+  it("refuses relative paths, unknown arguments and missing projects with stable codes", async () => {
+    const rel = await client.callTool({ name: "codemem_query", arguments: { project_path: "shop", question: "x" } });
+    expect(rel.isError).toBe(true);
+    expect(JSON.stringify(rel.content)).toMatch(/PATH_RELATIVE|absolute/);
+    const extra = await call("codemem_search", { query: "x", role: "admin" });
+    expect(extra.isError).toBe(true);
+    const missing = await client.callTool({ name: "codemem_stats", arguments: { project_path: "/no/such/project" } });
+    expect(missing.isError).toBe(true);
+    expect(JSON.stringify(missing.content)).toMatch(/PATH_NOT_FOUND/);
+  });
+
+  it("tool calls reinforce the shared synapse store and land in the event stream", async () => {
+    for (let i = 0; i < 3; i++) await call("codemem_query", { question: "order total tax and card charge" });
+    const stats = (await call("codemem_synapse_stats", {})).structuredContent as any;
+    expect(stats.edges).toBeGreaterThan(0);
+    const n = (await call("codemem_synaptic_neighbors", { node_ids: ["shop/payments.py::charge_card"] })).structuredContent as any;
+    expect(n.neighbors.length).toBeGreaterThan(0);
+    const lines = fs.readFileSync(path.join(p.root, ".codemem/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const mine = lines.filter((e) => e.source === "mcp" && e.kind === "tool_call" && e.tool === "codemem_query");
+    expect(mine.length).toBeGreaterThanOrEqual(3);
+    expect(mine[0].nodes.length).toBeGreaterThan(0);
+    const decay = (await call("codemem_synapse_decay", {})).structuredContent as any;
+    expect(decay.ticks).toBe(1);
+    const exp = (await call("codemem_export_synapse_memory", {})).structuredContent as any;
+    expect(exp.written).toContain(path.join(p.root, ".codemem/synapse-memory.md"));
+    expect(exp.markdown).toMatch(/charge_card|apply_tax|Order/);
+  });
+});
+
+describe("codemem-mcp launch", () => {
+  it("writes nothing but protocol messages on stdout", async () => {
+    const child = spawn(process.execPath, [SHIM, p.root], { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c) => (out += c));
+    const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "codemem_stats", arguments: { project_path: p.root } } });
+    const deadline = Date.now() + 10_000;
+    while (!out.includes('"id":2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    child.kill();
+    const lines = out.trim().split("\n");
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const l of lines) expect(JSON.parse(l).jsonrpc).toBe("2.0");
+  });
+
+  it("refuses a relative project path at launch", async () => {
+    const child = spawn(process.execPath, [SHIM, "relative/dir"], { stdio: ["pipe", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (c) => (err += c));
+    const code = await new Promise((r) => child.on("exit", r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/PATH_RELATIVE/);
+  });
+});

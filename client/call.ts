@@ -1,7 +1,6 @@
 import { filesOf, nodesOf } from "../shared/activity.js";
 import { asCodememError } from "../shared/errors.js";
 import { appendEvent } from "../shared/events.js";
-import { operationByName } from "../shared/operations.js";
 import { callDaemon } from "./rpc.js";
 
 /**
@@ -10,7 +9,7 @@ import { callDaemon } from "./rpc.js";
  */
 export async function callTool(root: string, op: string, input: Record<string, unknown>, source: "cli" | "mcp"): Promise<unknown> {
   const started = performance.now();
-  const tool = operationByName(op)?.tool ?? op;
+  const tool = op.startsWith("codemem_") ? op : `codemem_${op}`; // the declarations (zod) stay unloaded in the CLI
   try {
     const result = await callDaemon(root, op, input, { source });
     appendEvent(root, { source, kind: "tool_call", tool, nodes: nodesOf(result).slice(0, 50), files: filesOf(result).slice(0, 50), ms: Math.round(performance.now() - started), ok: true });

@@ -6,7 +6,7 @@ import * as ops from "../shared/operations.js";
 import { resolveProjectRoot, stateDirs, toProjectPath } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
-import { buildIndex, type BuildProgress } from "./index/build.js";
+import { buildIndex, type BuildCache, type BuildProgress } from "./index/build.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder } from "./index/embed/select.js";
 import { ParsePool } from "./index/parse-pool.js";
@@ -45,6 +45,8 @@ export class ProjectEngine {
   private freshCache?: { at: number; value: FreshnessT };
   private pool: ParsePool;
   private docs?: DocsIndex;
+  /** Warm state between incremental builds (extracts, edges, communities). */
+  private buildCache: { value?: BuildCache } = {};
   private synapsesStore?: SynapseStore;
 
   private constructor(
@@ -92,17 +94,53 @@ export class ProjectEngine {
     return r.data as z.infer<O["input"]>;
   }
 
-  async build(input: Input<typeof ops.build>): Promise<Output<typeof ops.build>> {
+  async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
     const cfg = a.batch_size ? { ...this.cfg, build: { ...this.cfg.build, batchSize: a.batch_size } } : this.cfg;
     const run = this.building.then(async () => {
-      const r = await buildIndex(cfg, { force: a.force, optimize: a.optimize, embedder: await this.embedder(), pool: this.pool, onProgress: this.opts.onProgress });
-      this.invalidate();
-      return r;
+      try {
+        const r = await buildIndex(cfg, {
+          force: a.force,
+          optimize: a.optimize,
+          embedder: await this.embedder(),
+          pool: this.pool,
+          cache: this.buildCache,
+          onProgress: this.opts.onProgress,
+          deferGraphFile: opts.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
+        });
+        this.afterBuild(r);
+        return r;
+      } catch (err) {
+        this.buildCache = {}; // the next build reloads from the index, which the failed build left intact
+        throw err;
+      } finally {
+        this.pool.idle();
+      }
     });
     this.building = run.catch(() => {});
     const r = await run;
     return { ...r, skipped: r.skipped.slice(0, 50) };
+  }
+
+  private graphWrite?: { timer: NodeJS.Timeout; write: () => void };
+
+  /** graph.json for watch builds: written once the edits settle, so bursts of saves write it once. */
+  private scheduleGraphWrite(write: () => void): void {
+    if (this.graphWrite) clearTimeout(this.graphWrite.timer);
+    const timer = setTimeout(() => {
+      this.graphWrite = undefined;
+      write();
+    }, 1500);
+    this.graphWrite = { timer, write };
+  }
+
+  /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
+  private afterBuild(r: { changed_paths: string[]; reclustered: boolean }): void {
+    this.freshCache = undefined;
+    const cache = this.buildCache.value;
+    if (this.ret && cache && !r.reclustered && r.changed_paths.length <= 50) {
+      this.ret.refresh(r.changed_paths, cache.edges, cache.communityOf);
+    } else this.invalidate();
   }
 
   /** Drops warm state after the index changed underneath. */
@@ -349,6 +387,10 @@ export class ProjectEngine {
 
   async close(): Promise<void> {
     await this.building;
+    if (this.graphWrite) {
+      clearTimeout(this.graphWrite.timer);
+      this.graphWrite.write();
+    }
     this.invalidate();
     await this.pool.close();
     this.docs?.close();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TOKENIZER } from "./tokens.js";
+import { TOKENIZER } from "./tokenizer-name.js";
 
 /** Tool description of `codemem_query_docs`: kept short, the assistant reads it every turn. */
 export const QUERY_DOCS_DESCRIPTION = "Search project documents (PDF, DOCX, Markdown): passages with page or heading.";

@@ -25,8 +25,19 @@ export interface BuildProgress {
   total: number;
 }
 
+/** What an incremental build needs from the previous one; the daemon keeps it warm between builds. */
+export interface BuildCache {
+  extracts: Map<string, FileExtract>;
+  edges: GraphEdge[];
+  communityOf: Map<string, number>;
+}
+
 export interface BuildOptions {
   force?: boolean;
+  /** Write graph.json later (coalesced) instead of before returning: for watch-triggered builds. */
+  deferGraphFile?: (write: () => void) => void;
+  /** Warm state from the previous build of this index; replaced in place after a successful build. */
+  cache?: { value?: BuildCache };
   optimize?: boolean;
   embedder: Embedder;
   pool?: ParsePool;
@@ -34,6 +45,10 @@ export interface BuildOptions {
 }
 
 export interface BuildResult {
+  /** Files whose nodes were replaced (internal: lets warm readers refresh just those). */
+  changed_paths: string[];
+  /** True when communities were re-detected (every node may have moved). */
+  reclustered: boolean;
   nodes_processed: number;
   nodes_embedded: number;
   communities: number;
@@ -143,7 +158,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     lap("parse");
     const freshByPath = new Map(fresh.map((e) => [e.path, e]));
     const upserts: { row: FileRow; extract: FileExtract }[] = [];
-    const stored = force ? [] : store.extracts();
+    const warm = force ? undefined : opts.cache?.value;
+    const stored = force ? [] : warm ? [...warm.extracts.values()] : store.extracts();
     const extracts = new Map<string, FileExtract>();
     for (const e of stored) if (current.has(e.path)) extracts.set(e.path, e);
     for (const c of changed) {
@@ -163,6 +179,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     let edges: GraphEdge[];
     let communityOf: Map<string, number>;
     let communities;
+    let reclustered = true;
     if (source === "external") {
       await runExternalGenerator(cfg);
       const ext = loadExternal(cfg, extracts);
@@ -176,12 +193,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of previous.keys()) touched.add(f);
     } else {
       ({ nodes, edges } = resolveGraph([...extracts.values()]));
-      const prevCommunities = force || opts.optimize ? undefined : store.allNodes();
+      const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map(store.allNodes().map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
-      if (!prevCommunities || prevCommunities.length === 0 || churn > 0.1) {
+      if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
         ({ communityOf, communities } = detectCommunities(nodes, edges));
       } else {
-        communityOf = carryCommunities(nodes, edges, new Map(prevCommunities.map((n) => [n.id, n.community])));
+        communityOf = carryCommunities(nodes, edges, prevCommunities);
+        reclustered = false;
         communities = nameCommunities(nodes, degreeMap(edges), communityOf);
       }
     }
@@ -212,7 +230,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     lap("embed");
     progress({ phase: "write", done: 0, total: 1 });
-    const oldEdges = force ? [] : store.edges();
+    const oldEdges = force ? [] : warm ? warm.edges : store.edges();
     const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
     const oldKeys = new Set(oldEdges.map(key));
     const newKeys = new Set(edges.map(key));
@@ -227,6 +245,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       edgesRemoved: oldEdges.filter((e) => !newKeys.has(key(e))),
       communities,
       communityOf,
+      // Only nodes whose community moved are rewritten.
+      communityUpdates: reclustered || !warm ? undefined : new Map([...communityOf].filter(([id, c]) => warm.communityOf.get(id) !== c)),
       meta: {
         embedder: embedder.id,
         built_at: builtAt,
@@ -241,6 +261,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     });
     lap("write");
     if (opts.optimize) store.optimize();
+    if (opts.cache) opts.cache.value = { extracts, edges, communityOf };
     const isNew = store.file !== dirs.dbFile;
     store.close();
     if (isNew) {
@@ -250,10 +271,14 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     if (source === "builtin") {
       for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
-      writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
+      const write = () => writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
+      if (opts.deferGraphFile) opts.deferGraphFile(write);
+      else write();
     }
     lap("graph_file");
     const result: BuildResult = {
+      changed_paths: [...touched],
+      reclustered,
       nodes_processed: delta.length,
       nodes_embedded: toEmbed.length,
       communities: communities.length,

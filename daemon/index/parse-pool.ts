@@ -15,6 +15,7 @@ export class ParsePool {
   private local = new Extractor();
   private nextId = 0;
   private pending = new Map<number, { resolve: (e: FileExtract) => void; reject: (e: Error) => void }>();
+  private idleTimer?: NodeJS.Timeout;
 
   constructor(private readonly size: number) {}
 
@@ -46,7 +47,16 @@ export class ParsePool {
     return { extracts, failed };
   }
 
+  /** Workers hold a V8 heap and grammars each: release them when no build has needed them for a while. */
+  idle(afterMs = 10_000): void {
+    clearTimeout(this.idleTimer);
+    if (this.workers.length === 0) return;
+    this.idleTimer = setTimeout(() => void this.close(), afterMs);
+    this.idleTimer.unref();
+  }
+
   private start(): void {
+    clearTimeout(this.idleTimer);
     while (this.workers.length < this.size) {
       const w = new Worker(new URL("./parse-worker.js", import.meta.url));
       w.on("message", (m: { id: number; extract?: FileExtract; error?: string }) => {
@@ -69,6 +79,7 @@ export class ParsePool {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     await Promise.all(this.workers.map((w) => w.terminate()));
     this.workers = [];
   }

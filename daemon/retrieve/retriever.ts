@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Embedder } from "../index/embed/embedder.js";
 import { contentWords, splitWords } from "../index/text.js";
-import type { GraphCommunity } from "../index/types.js";
+import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import { LocalStore } from "../store/local.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
@@ -42,19 +42,19 @@ const BM25_WEIGHTS = [8, 4, 2, 2.5, 3, 1];
 
 /** The warm, read-only view of one index used to answer questions. */
 export class Retriever {
-  readonly nodes: MemNode[];
+  nodes: MemNode[];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
-  readonly neighbors = new Map<string, { id: string; type: string }[]>();
-  readonly communities: GraphCommunity[];
-  readonly meta: Record<string, string>;
-  private readonly vectors: Float32Array;
-  private readonly rowIndex: Map<number, number>;
+  neighbors = new Map<string, { id: string; type: string }[]>();
+  communities: GraphCommunity[];
+  meta: Record<string, string>;
+  private vectors: Float32Array;
+  private rowIndex: Map<number, number>;
   readonly dim: number;
   private readonly ftsStmt: Database.Statement;
   private readonly ftsFileStmt: Database.Statement;
   private readonly codeStmt: Database.Statement;
-  readonly fileTokens: Map<string, number>;
+  fileTokens: Map<string, number>;
 
   constructor(readonly store: LocalStore) {
     const db = store.db;
@@ -66,11 +66,7 @@ export class Retriever {
       this.byId.set(n.id, n);
       this.byRowid.set(n.rowid, n);
     }
-    for (const e of store.edges()) {
-      if (e.type === "imports") continue; // file-to-file imports are too broad for expansion
-      push(this.neighbors, e.source, { id: e.target, type: e.type });
-      push(this.neighbors, e.target, { id: e.source, type: e.type });
-    }
+    this.neighbors = adjacency(store.edges());
     this.communities = store.communities();
     this.dim = Number(this.meta.dim);
     this.vectors = new Float32Array(this.nodes.length * this.dim);
@@ -91,6 +87,58 @@ export class Retriever {
     this.fileTokens = new Map(store.files().map((f) => [f.path, f.tokens]));
   }
   private vectorCount: number;
+
+  /**
+   * Applies a small build without a full reload: the nodes and vectors of `files` are re-read, the
+   * adjacency is rebuilt from the build's edges, and everything else is kept.
+   */
+  refresh(files: string[], edges: GraphEdge[], communityOf: Map<string, number>): void {
+    const db = this.store.db;
+    const changed = new Set(files);
+    const keep = this.nodes.filter((n) => !changed.has(n.file_path));
+    const nodeStmt = db.prepare("SELECT rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community FROM nodes WHERE file_path = ?");
+    const vecStmt = db.prepare("SELECT embedding FROM vec_nodes WHERE rowid = ?");
+    const added: { node: MemNode; vec?: Float32Array }[] = [];
+    for (const f of changed) {
+      for (const n of nodeStmt.all(f) as MemNode[]) {
+        const r = vecStmt.get(BigInt(n.rowid)) as { embedding: Buffer } | undefined;
+        added.push({ node: n, vec: r ? new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)) : undefined });
+      }
+    }
+    // Rebuild the dense matrix from kept rows (a copy per row) plus the new ones.
+    const dim = this.dim;
+    const rowOfRowid = new Map<number, number>();
+    for (const [i, rowid] of this.rowIndex) rowOfRowid.set(rowid, i);
+    const next = new Float32Array((keep.length + added.length) * dim);
+    const rowIndex = new Map<number, number>();
+    let i = 0;
+    for (const n of keep) {
+      const old = rowOfRowid.get(n.rowid);
+      if (old === undefined) continue;
+      next.set(this.vectors.subarray(old * dim, old * dim + dim), i * dim);
+      rowIndex.set(i++, n.rowid);
+    }
+    for (const a of added) {
+      if (!a.vec) continue;
+      next.set(a.vec, i * dim);
+      rowIndex.set(i++, a.node.rowid);
+    }
+    this.vectors = next;
+    this.rowIndex = rowIndex;
+    this.vectorCount = i;
+    this.nodes = [...keep, ...added.map((a) => a.node)];
+    this.byId.clear();
+    this.byRowid.clear();
+    for (const n of this.nodes) {
+      n.community = communityOf.get(n.id) ?? n.community;
+      this.byId.set(n.id, n);
+      this.byRowid.set(n.rowid, n);
+    }
+    this.neighbors = adjacency(edges);
+    this.meta = this.store.allMeta();
+    this.communities = this.store.communities();
+    this.fileTokens = new Map(this.store.files().map((f) => [f.path, f.tokens]));
+  }
 
   code(n: MemNode): string {
     return (this.codeStmt.get(n.rowid) as { code: string } | undefined)?.code ?? "";
@@ -224,6 +272,17 @@ export class Retriever {
     }
     return [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)).slice(0, limit);
   }
+}
+
+/** Undirected adjacency for graph re-ranking; file-to-file imports are too broad for expansion. */
+function adjacency(edges: GraphEdge[]): Map<string, { id: string; type: string }[]> {
+  const m = new Map<string, { id: string; type: string }[]>();
+  for (const e of edges) {
+    if (e.type === "imports") continue;
+    push(m, e.source, { id: e.target, type: e.type });
+    push(m, e.target, { id: e.source, type: e.type });
+  }
+  return m;
 }
 
 function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {

@@ -32,8 +32,10 @@ export interface BuildDelta {
   edgesAdded: GraphEdge[];
   edgesRemoved: GraphEdge[];
   communities: GraphCommunity[];
-  /** Community of every node (unchanged nodes included). */
+  /** Community of every node. */
   communityOf: Map<string, number>;
+  /** Existing nodes whose community moved; all of `communityOf` when absent (after re-clustering). */
+  communityUpdates?: Map<string, number>;
   meta: Record<string, string>;
 }
 
@@ -171,7 +173,7 @@ export class LocalStore {
     const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, ?)");
     const insEdge = db.prepare("INSERT OR IGNORE INTO edges(source, target, type) VALUES (?, ?, ?)");
     const delEdge = db.prepare("DELETE FROM edges WHERE source = ? AND target = ? AND type = ?");
-    const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ? AND community != ?");
+    const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ?");
     const now = new Date().toISOString();
 
     db.transaction(() => {
@@ -209,7 +211,7 @@ export class LocalStore {
       }
       for (const e of delta.edgesRemoved) delEdge.run(e.source, e.target, e.type);
       for (const e of delta.edgesAdded) insEdge.run(e.source, e.target, e.type);
-      for (const [id, c] of delta.communityOf) setCommunity.run(c, id, c);
+      for (const [id, c] of delta.communityUpdates ?? delta.communityOf) setCommunity.run(c, id);
       db.prepare("DELETE FROM communities").run();
       const insC = db.prepare("INSERT INTO communities(id, name, description, size, files) VALUES (?, ?, ?, ?, ?)");
       for (const c of delta.communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));

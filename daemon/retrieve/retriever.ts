@@ -33,7 +33,7 @@ const LEXICAL_WEIGHT = 1.0;
 const VECTOR_WEIGHT = 0.9;
 const CANDIDATES = 120;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
-const RECALL_WEIGHT = 0.3;
+const RECALL_WEIGHT = 0.15;
 /** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
 const FILE_WEIGHT = 2.5;
 const FILE_CANDIDATES = 30;
@@ -247,9 +247,16 @@ export class Retriever {
     // the answer's budget is unchanged, so recalled nodes displace the weakest hits.
     if (recall && ranked.length > 0) {
       const top = ranked[0].score;
-      for (const [id, activation] of recall(ranked.slice(0, 5).map((h) => h.node.id))) {
+      const recalled = recall(ranked.slice(0, 5).map((h) => h.node.id));
+      // Activations are relative (weight × damping / √degree): scale so the strongest recall gets RECALL_WEIGHT.
+      const peak = Math.max(0, ...recalled.values());
+      for (const [id, activation] of recalled) {
         const n = this.byId.get(id);
-        if (n) add(n, top * RECALL_WEIGHT * activation, "synapse");
+        if (!n || peak <= 0) continue;
+        // Candidates the question already found are re-ranked toward code used with the best hits;
+        // nodes it did not find enter at half weight, so they displace only the weakest hits.
+        const share = scores.has(id) ? RECALL_WEIGHT : RECALL_WEIGHT / 2;
+        add(n, top * share * (activation / peak), "synapse");
       }
       ranked = [...scores.values()].sort((a, b) => b.score - a.score);
     }

@@ -28,9 +28,9 @@ function rootOf(dir: string): string {
 }
 
 /** The one place CLI output and failures are rendered; exit codes follow the error family. */
-async function run(project: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string): Promise<void> {
+async function run(project: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string, beforePrint?: () => void): Promise<void> {
   const root = resolveProjectRoot(path.resolve(project));
-  const result = await callTool(root, op, { project_path: root, ...input }, "cli");
+  const result = await callTool(root, op, { project_path: root, ...input }, "cli").finally(beforePrint);
   process.stdout.write((json ? JSON.stringify(result, null, 2) : human(result)) + "\n");
 }
 
@@ -39,6 +39,30 @@ function int(name: string) {
     const x = Number(v);
     if (!Number.isInteger(x) || x < 1) throw new CodememError("INVALID_ARGUMENT", `${name} must be a positive integer; got "${v}".`);
     return x;
+  };
+}
+
+/** A progress bar on stderr while the daemon builds: polls the daemon's status for the build phase. */
+function showProgress(root: string): () => void {
+  let stopped = false;
+  const started = Date.now();
+  const tick = async () => {
+    while (!stopped) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (stopped) break;
+      const st = (await daemonStatus(root).catch(() => undefined)) as { build?: { phase: string; done: number; total: number } | null } | undefined;
+      const b = st?.build;
+      if (!b || stopped) continue;
+      const width = 28;
+      const frac = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
+      const bar = "█".repeat(Math.round(frac * width)).padEnd(width, "░");
+      process.stderr.write(`\r${b.phase.padEnd(8)} ${bar} ${b.total > 0 ? `${b.done}/${b.total}` : ""}  ${((Date.now() - started) / 1000).toFixed(1)}s\x1b[K`);
+    }
+  };
+  void tick();
+  return () => {
+    stopped = true;
+    process.stderr.write("\r\x1b[K");
   };
 }
 
@@ -71,7 +95,8 @@ export function program(): Command {
     .action(async (dir, o) => {
       onlyLocalBackend(o.backend, o.dbUrl);
       if (o.excludeSecrets) throw new CodememError("INVALID_ARGUMENT", "--exclude-secrets is not available in this version (the secret scanner has not landed); nothing was built.");
-      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}) }, !!o.json, f.formatBuild);
+      const stop = !o.json && process.stderr.isTTY ? showProgress(rootOf(dir)) : undefined;
+      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}) }, !!o.json, f.formatBuild, stop);
     });
 
   p.command("stats").description("Index statistics and the synapse store location").argument("<path>").addOption(json)

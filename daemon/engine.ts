@@ -105,7 +105,10 @@ export class ProjectEngine {
           embedder: await this.embedder(),
           pool: this.pool,
           cache: this.buildCache,
-          onProgress: this.opts.onProgress,
+          onProgress: (p) => {
+            this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
+            this.opts.onProgress?.(p);
+          },
           deferGraphFile: opts.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
         });
         this.afterBuild(r);
@@ -114,6 +117,7 @@ export class ProjectEngine {
         this.buildCache = {}; // the next build reloads from the index, which the failed build left intact
         throw err;
       } finally {
+        this.buildProgress = undefined;
         this.pool.idle();
       }
     });
@@ -123,6 +127,8 @@ export class ProjectEngine {
   }
 
   private graphWrite?: { timer: NodeJS.Timeout; write: () => void };
+  /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
+  buildProgress?: BuildProgress & { started_at: string };
 
   /** graph.json for watch builds: written once the edits settle, so bursts of saves write it once. */
   private scheduleGraphWrite(write: () => void): void {

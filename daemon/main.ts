@@ -169,6 +169,7 @@ async function main(): Promise<void> {
         rss_bytes: process.memoryUsage.rss(),
         memory_mb: Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1e5) / 10])),
         watcher: watcher ? watcher.status() : null,
+        build: engine.buildProgress ?? null,
       }),
       shutdown: () => void shutdown("shutdown request"),
     },

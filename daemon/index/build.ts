@@ -81,8 +81,17 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const source = graphSourceOf(cfg);
 
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
-  const existed = LocalStore.exists(dirs.dbFile);
-  let store = LocalStore.open(dirs.dbFile, { create: true, dim: embedder.dim });
+  let existed = LocalStore.exists(dirs.dbFile);
+  let store: LocalStore;
+  try {
+    store = LocalStore.open(dirs.dbFile, { create: true, dim: embedder.dim });
+  } catch (err) {
+    // An old or damaged index cannot be read; --force rebuilds it beside the old file and swaps at the end.
+    if (!opts.force || (err as CodememError).code !== "INDEX_CORRUPT") throw err;
+    fs.rmSync(dirs.dbFile + ".new", { force: true });
+    store = LocalStore.open(dirs.dbFile + ".new", { create: true, dim: embedder.dim });
+    existed = false;
+  }
   try {
     const builtWith = store.meta("embedder");
     const storedDim = Number(store.meta("dim"));

@@ -198,7 +198,7 @@ export async function main(argv: string[]): Promise<number> {
   configureLog({ debug: resolveProcessSettings().debug, component: "cli" });
   try {
     await program().exitOverride().parseAsync(argv);
-    return 0;
+    return typeof process.exitCode === "number" ? process.exitCode : 0; // a command may set its own (status: 4 = not running)
   } catch (err) {
     const e = err as { code?: string; exitCode?: number };
     if (typeof e.code === "string" && e.code.startsWith("commander.")) return e.exitCode ?? 2;

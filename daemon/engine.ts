@@ -350,6 +350,10 @@ export class ProjectEngine {
         }
       })
       .filter((f): f is string => !!f && r.byId.has(f));
+    // One file touched: associate its module with its top-level symbols (what the assistant was in).
+    if (ids.length === 1) {
+      for (const nb of r.neighbors.get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
+    }
     const { pairs } = this.sideEffects && ids.length > 1 ? this.synapses().reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
     return { reinforced_pairs: pairs, nodes: ids.length };
   }

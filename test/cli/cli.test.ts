@@ -1,0 +1,53 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { stopDaemon } from "../../dist/client/rpc.js";
+import { makeProject, PY_PROJECT } from "../helpers.js";
+
+const CLI = path.resolve("dist/client/cli.js");
+const p = makeProject(PY_PROJECT);
+afterAll(async () => {
+  await stopDaemon(p.root);
+  p.cleanup();
+});
+const cli = (args: string[], cwd = p.root) => spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+
+describe("codemem CLI (a thin client of the daemon)", () => {
+  it("builds with a relative path, answers in human form and as JSON", () => {
+    const b = cli(["build", "."]);
+    expect(b.status).toBe(0);
+    expect(b.stdout).toMatch(/Indexed 3 files/);
+    const q = cli(["query", ".", "How is VAT added?", "--json"]);
+    expect(q.status).toBe(0);
+    const a = JSON.parse(q.stdout);
+    expect(a.citations[0].file_path).toBe("shop/models.py");
+    expect(a.tokens).toBeLessThanOrEqual(800);
+    const h = cli(["query", ".", "How is VAT added?"]);
+    expect(h.stdout).toMatch(/shop\/models\.py:27-29/);
+    expect(h.stdout).toMatch(/tokens \(o200k_base\)/);
+    const s = cli(["stats", "."]);
+    expect(s.stdout).toMatch(/synapse store +.*\.codemem\/synapses\.db/);
+    expect(cli(["skeleton", ".", "shop/models.py"]).stdout).toMatch(/L15-24 class Order\(Entity\)/);
+  });
+
+  it("exits with the error family's code and a message naming the value", () => {
+    const missing = cli(["stats", "/no/such/project"]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/PATH_NOT_FOUND.*\/no\/such\/project/);
+    const outside = cli(["skeleton", ".", "/etc/hostname"]);
+    expect(outside.status).toBe(2);
+    expect(outside.stderr).toMatch(/PATH_OUTSIDE_PROJECT/);
+    const backend = cli(["build", ".", "--backend", "postgres"]);
+    expect(backend.status).toBe(2);
+    const usage = cli(["query"]);
+    expect(usage.status).not.toBe(0);
+  });
+
+  it("manages the daemon", () => {
+    expect(cli(["daemon", "status", "."]).stdout).toMatch(/running: pid \d+/);
+    expect(cli(["daemon", "stop", "."]).stdout).toMatch(/stopped/);
+    const st = cli(["daemon", "status", "."]);
+    expect(st.status).toBe(4);
+    expect(cli(["daemon", "start", "."]).stdout).toMatch(/daemon running/);
+  });
+});

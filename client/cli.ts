@@ -140,6 +140,20 @@ export function program(): Command {
     .option("--limit <n>", "associations", int("--limit")).addOption(json)
     .action((dir, o) => run(dir, "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
 
+  p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("<path>")
+    .option("--port <n>", "port (default 7777, random if busy)", (v) => Number(v)).option("--host <host>", "address to bind (default 127.0.0.1)")
+    .action(async (dir, o) => {
+      const root = rootOf(dir);
+      const { startCanvas } = await import("../daemon/canvas/server.js");
+      const canvas = await startCanvas(root, { ...(o.port !== undefined ? { port: o.port } : {}), ...(o.host ? { host: o.host } : {}) });
+      process.stdout.write(`codemem canvas for ${root}: ${canvas.url}\n(Ctrl-C to stop)\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => void canvas.close().then(resolve);
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    });
+
   const daemon = p.command("daemon").description("Manage the project's daemon");
   daemon.command("start").argument("<path>").addOption(json).action(async (dir, o) => {
     const root = rootOf(dir);

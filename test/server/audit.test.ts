@@ -1,0 +1,112 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AuditLog, auditFiles, canonicalJson, GENESIS, verifyAudit, writeAuditReport } from "../../dist/client/audit.js";
+import { makeProject } from "../helpers.js";
+
+let p: ReturnType<typeof makeProject>;
+afterEach(() => p?.cleanup());
+
+const entry = (i: number, outcome: "ok" | "error" | "forbidden" | "rate_limited" = "ok") => ({
+  who: i % 2 ? "alice@example.com" : "bob@example.com",
+  role: "viewer",
+  tool: i % 3 ? "codemem_query" : "codemem_build",
+  args: { question: `secret question ${i}`, project_path: "/p" },
+  outcome,
+});
+
+describe("audit log", () => {
+  it("chains entries, stores only a digest of the arguments, and summarises", () => {
+    p = makeProject({});
+    let written = 0;
+    const log = new AuditLog(p.root, { onWrite: () => written++ });
+    for (let i = 0; i < 5; i++) log.append(entry(i, i === 4 ? "forbidden" : "ok"));
+    expect(written).toBe(5);
+    const files = auditFiles(p.root);
+    expect(files.map((f) => path.basename(f))).toEqual([`audit-${new Date().toISOString().slice(0, 10).replace(/-/g, "")}.jsonl`]);
+    const text = fs.readFileSync(files[0]!, "utf8");
+    expect(text).not.toContain("secret question");
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0].prev).toBe(GENESIS);
+    expect(lines[1].prev).toBe(lines[0].hash);
+    expect(lines[0]).toMatchObject({ who: "bob@example.com", role: "viewer", tool: "codemem_build", outcome: "ok" });
+    expect(lines[0].args_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // key order does not change the digest
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
+    const v = verifyAudit(p.root);
+    expect(v).toMatchObject({ ok: true, entries: 5, by_outcome: { ok: 4, forbidden: 1 }, by_user: { "alice@example.com": 2, "bob@example.com": 3 } });
+    expect(v.first_bad).toBeUndefined();
+  });
+
+  it("detects one changed byte in a middle entry, at its line", () => {
+    p = makeProject({});
+    const log = new AuditLog(p.root);
+    for (let i = 0; i < 7; i++) log.append(entry(i));
+    const file = auditFiles(p.root)[0]!;
+    const lines = fs.readFileSync(file, "utf8").split("\n");
+    lines[3] = lines[3]!.replace('"outcome":"ok"', '"outcome":"ol"'); // line 4
+    fs.writeFileSync(file, lines.join("\n"));
+    const v = verifyAudit(p.root);
+    expect(v.ok).toBe(false);
+    expect(v.first_bad).toEqual({ file, line: 4, reason: "hash_mismatch" });
+  });
+
+  it("detects a rewritten entry whose own hash was recomputed (the next line's link breaks) and a removed line", () => {
+    p = makeProject({});
+    const log = new AuditLog(p.root);
+    for (let i = 0; i < 6; i++) log.append(entry(i));
+    const file = auditFiles(p.root)[0]!;
+    const original = fs.readFileSync(file, "utf8");
+    const lines = original.split("\n");
+    // rewrite line 3 and recompute its own hash, as an attacker who knows the hashing would
+    const { hash: _h, ...e } = JSON.parse(lines[2]!);
+    const forged = { ...e, who: "mallory" };
+    lines[2] = JSON.stringify({ ...forged, hash: createHash("sha256").update(canonicalJson(forged)).digest("hex") });
+    fs.writeFileSync(file, lines.join("\n"));
+    expect(verifyAudit(p.root).first_bad).toEqual({ file, line: 4, reason: "chain_broken" });
+
+    const dropped = original.split("\n");
+    dropped.splice(2, 1);
+    fs.writeFileSync(file, dropped.join("\n"));
+    expect(verifyAudit(p.root).first_bad).toEqual({ file, line: 3, reason: "chain_broken" });
+  });
+
+  it("rotation by size and by day keeps one verifiable chain across files", () => {
+    p = makeProject({});
+    let day = new Date("2031-03-04T10:00:00Z");
+    const log = new AuditLog(p.root, { maxBytes: 1200, now: () => day });
+    for (let i = 0; i < 8; i++) log.append(entry(i));
+    day = new Date("2031-03-05T00:00:01Z");
+    for (let i = 0; i < 3; i++) log.append(entry(i, "rate_limited"));
+    const files = auditFiles(p.root).map((f) => path.basename(f));
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    expect(files[0]).toBe("audit-20310304.jsonl");
+    expect(files[1]).toBe("audit-20310304.1.jsonl");
+    expect(files.at(-1)).toBe("audit-20310305.jsonl");
+    for (const f of auditFiles(p.root)) expect(fs.statSync(f).size).toBeLessThanOrEqual(1200);
+    const v = verifyAudit(p.root);
+    expect(v).toMatchObject({ ok: true, entries: 11, by_outcome: { ok: 8, rate_limited: 3 } });
+
+    // the first line of a later file is chained to the last line of the one before
+    const second = auditFiles(p.root)[1]!;
+    const firstOfSecond = JSON.parse(fs.readFileSync(second, "utf8").split("\n")[0]!);
+    const prevLines = fs.readFileSync(auditFiles(p.root)[0]!, "utf8").trim().split("\n");
+    expect(firstOfSecond.prev).toBe(JSON.parse(prevLines.at(-1)!).hash);
+
+    // deleting a whole earlier file is detected at the first line of the next one
+    fs.rmSync(auditFiles(p.root)[0]!);
+    expect(verifyAudit(p.root).first_bad).toEqual({ file: second, line: 1, reason: "chain_broken" });
+  });
+
+  it("writes the JSON report", () => {
+    p = makeProject({});
+    const log = new AuditLog(p.root);
+    for (let i = 0; i < 3; i++) log.append(entry(i));
+    const out = path.join(p.root, "report.json");
+    writeAuditReport(p.root, { format: "json", output: out });
+    const r = JSON.parse(fs.readFileSync(out, "utf8"));
+    expect(r).toMatchObject({ ok: true, entries: 3, root: p.root, by_tool: { codemem_build: 1, codemem_query: 2 } });
+    expect(() => writeAuditReport(p.root, { format: "csv" as "json", output: out })).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+  });
+});

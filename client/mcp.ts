@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -20,7 +22,27 @@ export interface ShimOptions {
   project?: string;
   backend?: string;
   dbUrl?: string;
-  port?: number;
+  /** HTTP server mode (section 4.3): set only with --port. */
+  http?: {
+    port: number;
+    host?: string;
+    tlsCert?: string;
+    tlsKey?: string;
+    rbac: boolean;
+    rateLimitPerMinute?: number;
+    trustedProxies: string[];
+    directoryFile?: string;
+  };
+}
+
+const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "directory-file"] as const;
+
+function intFlag(v: string, flag: string, max: number): number {
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isInteger(n) || n < 0 || n > max) {
+    throw new CodememError("INVALID_ARGUMENT", `--${flag} must be an integer from 0 to ${max}; got "${v}".`);
+  }
+  return n;
 }
 
 export function parseShimArgs(argv: string[]): ShimOptions {
@@ -34,24 +56,46 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       "rbac-enabled": { type: "boolean" },
       "rate-limit-per-minute": { type: "string" },
       port: { type: "string" },
+      host: { type: "string" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
+      "trusted-proxy": { type: "string", multiple: true },
+      "directory-file": { type: "string" },
     },
   });
   const project = (values["project-path"] as string | undefined) ?? positionals[0] ?? resolveProcessSettings().project;
   if (project !== undefined && !path.isAbsolute(project)) {
     throw new CodememError("PATH_RELATIVE", `project path "${project}" is relative; hosts must pass an absolute path (e.g. "${path.resolve(project)}").`);
   }
-  for (const flag of ["port", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute"] as const) {
-    if (values[flag] !== undefined) {
-      throw new CodememError("INVALID_ARGUMENT", `--${flag} belongs to the HTTP server mode, which is not available in this version; run codemem-mcp over stdio without it.`);
+  let httpOpts: ShimOptions["http"];
+  if (values.port !== undefined) {
+    const env = resolveProcessSettings().server;
+    const rate = values["rate-limit-per-minute"] as string | undefined;
+    const proxies = values["trusted-proxy"] as string[] | undefined;
+    const directoryFile = (values["directory-file"] as string | undefined) ?? env.directoryFile;
+    httpOpts = {
+      port: intFlag(values.port as string, "port", 65535),
+      host: values.host as string | undefined,
+      tlsCert: values["tls-cert"] as string | undefined,
+      tlsKey: values["tls-key"] as string | undefined,
+      rbac: (values["rbac-enabled"] as boolean | undefined) ?? env.rbacEnabled ?? false,
+      rateLimitPerMinute: rate !== undefined ? intFlag(rate, "rate-limit-per-minute", 1_000_000) : env.rateLimitPerMinute,
+      trustedProxies: proxies?.length ? proxies : (env.trustedProxies ?? ["127.0.0.1", "::1"]),
+      directoryFile: directoryFile ? path.resolve(directoryFile) : undefined,
+    };
+    if (!project) throw new CodememError("INVALID_ARGUMENT", "the HTTP server serves one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");
+  } else {
+    for (const flag of HTTP_ONLY_FLAGS) {
+      if (values[flag] !== undefined) {
+        throw new CodememError("INVALID_ARGUMENT", `--${flag} belongs to the HTTP server mode; add --port N, or run codemem-mcp over stdio without it.`);
+      }
     }
   }
   const backend = values.backend as string | undefined;
   if ((backend && backend !== "local") || values["db-url"]) {
     throw new CodememError("INVALID_ARGUMENT", `backend "${backend ?? "relational"}" is not available in this version; only "local" is.`);
   }
-  return { project: project ? resolveProjectRoot(project) : undefined, backend };
+  return { project: project ? resolveProjectRoot(project) : undefined, backend, ...(httpOpts ? { http: httpOpts } : {}) };
 }
 
 export function createServer(): McpServer {
@@ -94,6 +138,18 @@ async function main(): Promise<void> {
     process.stderr.write(`codemem-mcp: ${e.code}: ${e.message}\n`);
     process.exit(2);
   }
+  if (opts.http) {
+    // Loaded only in server mode: the stdio shim stays as light as before.
+    const { startHttpServer } = await import("./http.js");
+    const srv = await startHttpServer({ project: opts.project!, ...opts.http });
+    // One line on stdout with the address, for supervisors and tests that bind port 0.
+    process.stdout.write(JSON.stringify({ url: srv.url }) + "\n");
+    const stop = () => void srv.close().then(() => process.exit(0));
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+    callDaemon(opts.project!, "ping", {}, { source: "http" }).catch((err) => log.warn("daemon warm-up failed", { error: (err as Error).message }));
+    return;
+  }
   const server = createServer();
   await server.connect(new StdioServerTransport());
   log.info("codemem-mcp ready", { project: opts.project });
@@ -101,7 +157,19 @@ async function main(): Promise<void> {
   if (opts.project) callDaemon(opts.project, "ping", {}, { source: "mcp" }).catch((err) => log.warn("daemon warm-up failed", { error: (err as Error).message }));
 }
 
-main().catch((err) => {
-  log.error("codemem-mcp failed", { error: (err as Error).message });
-  process.exit(1);
-});
+/** True when this module is the process's entry point (also through an npm bin symlink), not imported by client/http.ts. */
+function isEntryPoint(): boolean {
+  try {
+    return process.argv[1] !== undefined && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main().catch((err) => {
+    const e = asCodememError(err);
+    log.error("codemem-mcp failed", { code: e.code, error: e.message });
+    process.exit(1);
+  });
+}

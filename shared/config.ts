@@ -125,9 +125,43 @@ function envBool(v: string | undefined): boolean | undefined {
   return !["0", "false", "no", "off"].includes(v.toLowerCase());
 }
 
-/** Environment-only settings that do not depend on a project (log level, event log switch). */
-export function resolveProcessSettings(env: Env = process.env): { debug: boolean; eventLog: boolean; project?: string; runtimeDir?: string } {
+/** Settings of the HTTP server mode (codemem-mcp --port) that may come from the environment. */
+export interface ServerEnvSettings {
+  /** CODEMEM_RBAC_ENABLED="true". */
+  rbacEnabled?: boolean;
+  /** CODEMEM_RATE_LIMIT_PER_MINUTE, an integer ≥ 0 (0 = unlimited). */
+  rateLimitPerMinute?: number;
+  /** CODEMEM_TRUSTED_PROXIES: comma-separated IPs or CIDR ranges whose identity headers are trusted. */
+  trustedProxies?: string[];
+  /** CODEMEM_DIRECTORY_FILE: JSON file mapping users and groups to roles. */
+  directoryFile?: string;
+}
+
+function envInt(v: string | undefined, name: string): number | undefined {
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new CodememError("CONFIG_INVALID", `${name} must be an integer ≥ 0; got "${v}".`);
+  return n;
+}
+
+/** Environment-only settings that do not depend on a project (log level, event log switch, server mode). */
+export function resolveProcessSettings(env: Env = process.env): {
+  debug: boolean;
+  eventLog: boolean;
+  project?: string;
+  runtimeDir?: string;
+  server: ServerEnvSettings;
+} {
   return {
+    // A getter: a malformed server variable fails the server mode only, not every CLI command.
+    get server(): ServerEnvSettings {
+      return {
+        rbacEnabled: envBool(env.CODEMEM_RBAC_ENABLED),
+        rateLimitPerMinute: envInt(env.CODEMEM_RATE_LIMIT_PER_MINUTE, "CODEMEM_RATE_LIMIT_PER_MINUTE"),
+        trustedProxies: env.CODEMEM_TRUSTED_PROXIES ? env.CODEMEM_TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
+        directoryFile: env.CODEMEM_DIRECTORY_FILE || undefined,
+      };
+    },
     debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
     project: env.CODEMEM_PROJECT || undefined,

@@ -1,0 +1,346 @@
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { asCodememError, CodememError } from "../shared/errors.js";
+import { log } from "../shared/log.js";
+import { resolveProjectRoot } from "../shared/paths.js";
+import { AuditLog, type AuditOutcome } from "./audit.js";
+import { createServer as createMcpServer } from "./mcp.js";
+import { DirectorySource, identify, limitFor, RateLimiter, roleAllows, TrustedProxies, type Identity } from "./rbac.js";
+import { callDaemon } from "./rpc.js";
+
+export interface HttpServerOptions {
+  project: string;
+  port: number;
+  /** Interface to bind; 127.0.0.1 unless told. */
+  host?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  rbac: boolean;
+  /** Calls per minute for every non-admin role (replaces the role's own limit); 0 = unlimited. */
+  rateLimitPerMinute?: number;
+  /** IPs or CIDR ranges whose identity headers are believed. */
+  trustedProxies: string[];
+  /** JSON file mapping users and groups to roles (required with rbac). */
+  directoryFile?: string;
+  /** Audit rotation size, for tests (default 10 MB). */
+  auditMaxBytes?: number;
+}
+
+export interface HttpServerHandle {
+  url: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TRUSTED_PROXIES = ["127.0.0.1", "::1"];
+const INDEX_VERSION = "1";
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const STATS_TIMEOUT_MS = 5000;
+const IDLE_SERVERS = 16;
+
+type Json = Record<string, unknown>;
+type Refusal = { status: 403 | 429; code: "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function readTlsFile(file: string, what: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code === "ENOENT" ? "PATH_NOT_FOUND" : "CONFIG_INVALID";
+    throw new CodememError(code, `TLS ${what} file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); pass a readable PEM file with --tls-${what}.`, { file });
+  }
+}
+
+async function readBody(req: http.IncomingMessage): Promise<Buffer | "too_large"> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return "too_large";
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new CodememError("DAEMON_UNAVAILABLE", `${what} did not answer within ${ms} ms.`)), ms);
+    }),
+  ]);
+}
+
+/** A tools/call found in a JSON-RPC request body. */
+interface ToolCall {
+  id: string | number | undefined;
+  tool: string;
+  args: Json;
+  /** The message's params, where the served project_path is filled in. */
+  params: Json;
+}
+
+/**
+ * Serves one project over HTTP(S): MCP (Streamable HTTP, stateless) on /mcp, probes, status and
+ * Prometheus metrics. With RBAC, identity comes from a trusted proxy's headers and roles from the
+ * directory file; refusals happen here, before the MCP server sees the request.
+ */
+export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
+  const project = resolveProjectRoot(opts.project);
+  const trusted = new TrustedProxies(opts.trustedProxies);
+  if (opts.rbac && !opts.directoryFile) {
+    throw new CodememError("CONFIG_INVALID", "--rbac-enabled needs a directory file mapping users and groups to roles; pass --directory-file or set CODEMEM_DIRECTORY_FILE.");
+  }
+  const directory = new DirectorySource(opts.directoryFile);
+  if (opts.rateLimitPerMinute !== undefined && (!Number.isInteger(opts.rateLimitPerMinute) || opts.rateLimitPerMinute < 0)) {
+    throw new CodememError("INVALID_ARGUMENT", `--rate-limit-per-minute must be an integer ≥ 0 (0 = unlimited); got ${opts.rateLimitPerMinute}.`);
+  }
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  if (opts.tlsCert || opts.tlsKey) {
+    if (!opts.tlsCert || !opts.tlsKey) throw new CodememError("CONFIG_INVALID", "TLS needs both --tls-cert and --tls-key.");
+    tls = { cert: readTlsFile(opts.tlsCert, "cert"), key: readTlsFile(opts.tlsKey, "key") };
+  }
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const queryDuration = new Histogram({
+    name: "codemem_query_duration_seconds",
+    help: "Duration of MCP tool calls served over HTTP, by tool.",
+    labelNames: ["tool"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const rejections = new Counter({
+    name: "codemem_rbac_rejections_total",
+    help: "Requests refused by RBAC (forbidden) or by the rate limit (rate_limited).",
+    labelNames: ["reason", "role"] as const,
+    registers: [registry],
+  });
+  const auditEvents = new Counter({ name: "codemem_audit_events_total", help: "Audit entries written.", registers: [registry] });
+  const stats = () => withTimeout(callDaemon(project, "stats", { project_path: project }, { source: "http" }) as Promise<Json>, STATS_TIMEOUT_MS, "the daemon's stats");
+  new Gauge({
+    name: "codemem_index_size_bytes",
+    help: "Size of the project's index on disk.",
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(Number((await stats()).index_bytes) || 0);
+      } catch {
+        // no index yet or daemon busy: keep the last value
+      }
+    },
+  });
+
+  const audit = new AuditLog(project, { maxBytes: opts.auditMaxBytes, onWrite: () => auditEvents.inc() });
+  const limiter = new RateLimiter();
+  const idle: McpServer[] = [];
+  const started = Date.now();
+
+  const record = (id: Identity, call: { tool: string; args: unknown }, outcome: AuditOutcome, code?: string) => {
+    try {
+      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: call.tool, args: call.args, outcome, code, peer: id.peer });
+    } catch (err) {
+      log.error("audit append failed", { error: (err as Error).message });
+    }
+  };
+
+  const refuse = (res: http.ServerResponse, id: Identity, calls: { tool: string; args: unknown }[], r: Refusal) => {
+    rejections.inc({ reason: r.status === 403 ? "forbidden" : "rate_limited", role: id.role ?? "none" });
+    for (const c of calls) record(id, c, r.status === 403 ? "forbidden" : "rate_limited", r.code);
+    log.info("request refused", { code: r.code, user: id.user, role: id.role, peer: id.peer, tools: calls.map((c) => c.tool) });
+    sendJson(res, r.status, { error: { code: r.code, message: r.message } }, r.retryAfter !== undefined ? { "retry-after": String(r.retryAfter) } : {});
+  };
+
+  /** The refusal of a request, if any; fills project_path into the calls it lets through. */
+  const check = (id: Identity, calls: ToolCall[]): Refusal | undefined => {
+    if (opts.rbac && !id.role) {
+      return {
+        status: 403,
+        code: "RBAC_FORBIDDEN",
+        message: id.user ? `user "${id.user}" has no role in the directory; ask an administrator to add the user or a group.` : "no authenticated identity: requests must come through the authentication proxy.",
+      };
+    }
+    for (const c of calls) {
+      const given = c.args.project_path;
+      if (given !== undefined) {
+        let same = false;
+        try {
+          same = typeof given === "string" && resolveProjectRoot(given) === project;
+        } catch {
+          same = false;
+        }
+        if (!same) return { status: 403, code: "RBAC_FORBIDDEN", message: `this server serves only the project ${project}; project_path ${JSON.stringify(given)} is refused.` };
+      }
+      if (opts.rbac && !roleAllows(id.role!, c.tool)) {
+        return { status: 403, code: "RBAC_FORBIDDEN", message: `role "${id.role}" may not call ${c.tool}.` };
+      }
+    }
+    const limit = opts.rbac ? limitFor(id.role, opts.rateLimitPerMinute) : (opts.rateLimitPerMinute ?? 0);
+    for (let i = 0; i < calls.length; i++) {
+      const r = limiter.take(id.user ? `u:${id.user}` : `p:${id.peer}`, limit);
+      if (!r.ok) {
+        return { status: 429, code: "RATE_LIMITED", message: `more than ${limit} calls per minute; retry in ${r.retryAfterSeconds} s.`, retryAfter: r.retryAfterSeconds };
+      }
+    }
+    for (const c of calls) c.params.arguments = { ...c.args, project_path: project };
+    return undefined;
+  };
+
+  const handleMcp = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.method !== "POST") {
+      // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+      sendJson(res, 405, { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; POST JSON-RPC requests to /mcp." }, id: null }, { allow: "POST" });
+      return;
+    }
+    const raw = await readBody(req);
+    if (raw === "too_large") {
+      sendJson(res, 413, { jsonrpc: "2.0", error: { code: -32600, message: `request body over ${MAX_BODY_BYTES} bytes` }, id: null });
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString("utf8"));
+    } catch {
+      sendJson(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null });
+      return;
+    }
+    const messages = (Array.isArray(body) ? body : [body]).filter((m): m is Json => typeof m === "object" && m !== null);
+    const calls: ToolCall[] = messages
+      .filter((m) => m.method === "tools/call")
+      .map((m) => {
+        if (typeof m.params !== "object" || m.params === null) m.params = {};
+        const p = m.params as Json;
+        const args = p.arguments && typeof p.arguments === "object" && !Array.isArray(p.arguments) ? (p.arguments as Json) : {};
+        return { id: m.id as string | number | undefined, tool: String(p.name ?? ""), args, params: p };
+      });
+
+    const id = identify(req.socket.remoteAddress, req.headers, trusted, opts.rbac ? directory.get() : { users: {}, groups: {} });
+    const refusal = check(id, calls);
+    if (refusal) {
+      const audited = calls.length ? calls : messages.map((m) => ({ tool: String(m.method ?? "unknown"), args: m.params ?? {} }));
+      refuse(res, id, audited, refusal);
+      return;
+    }
+
+    // Stateless: a fresh transport per request, on a pooled MCP server (building one costs ~9 ms).
+    // Each request carries its own identity from the proxy, so no session can leak between users.
+    const server = idle.pop() ?? createMcpServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const pending = new Map<string | number, ToolCall & { t0: number }>();
+    const t0 = performance.now();
+    for (const c of calls) if (c.id !== undefined) pending.set(c.id, { ...c, t0 });
+    const finish = (key: string | number, outcome: AuditOutcome, code?: string) => {
+      const c = pending.get(key);
+      if (!c) return;
+      pending.delete(key);
+      queryDuration.observe({ tool: c.tool }, (performance.now() - c.t0) / 1000);
+      record(id, { tool: c.tool, args: c.args }, outcome, code);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (msg: JSONRPCMessage, o) => {
+      const m = msg as Json;
+      if ("id" in m && pending.has(m.id as string | number)) {
+        const result = m.result as Json | undefined;
+        if (m.error) finish(m.id as string | number, "error", String((m.error as Json).code));
+        else if (result?.isError) {
+          const text = String(((result.content as Json[] | undefined)?.[0]?.text as string | undefined) ?? "");
+          finish(m.id as string | number, "error", /^([A-Z_]+):/.exec(text)?.[1] ?? "TOOL_ERROR");
+        } else finish(m.id as string | number, "ok");
+      }
+      return send(msg, o);
+    };
+    res.on("close", () => {
+      for (const key of [...pending.keys()]) finish(key, "error", "ABORTED");
+      server
+        .close()
+        .then(() => {
+          if (idle.length < IDLE_SERVERS) idle.push(server);
+        })
+        .catch(() => undefined);
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, Array.isArray(body) ? messages : messages[0]);
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname === "/mcp") return handleMcp(req, res);
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: `${req.method} ${url.pathname} is not served; use GET.` } }, { allow: "GET" });
+      return;
+    }
+    switch (url.pathname) {
+      case "/health":
+        return sendJson(res, 200, { status: "healthy" });
+      case "/ready":
+        try {
+          const s = await stats();
+          return sendJson(res, 200, { ready: true, nodes_indexed: s.node_count });
+        } catch (err) {
+          const e = asCodememError(err);
+          return sendJson(res, 503, { ready: false, reason: `${e.code}: ${e.message}` });
+        }
+      case "/status": {
+        const base = { index_version: INDEX_VERSION, backend: "local", uptime_seconds: Math.floor((Date.now() - started) / 1000) };
+        try {
+          const s = await stats();
+          return sendJson(res, 200, { status: "healthy", ...base, nodes_indexed: s.node_count, last_build: s.last_build });
+        } catch (err) {
+          const e = asCodememError(err);
+          return sendJson(res, 503, { status: "unready", ...base, nodes_indexed: 0, last_build: null, reason: `${e.code}: ${e.message}` });
+        }
+      }
+      case "/metrics": {
+        const text = await registry.metrics();
+        res.writeHead(200, { "content-type": registry.contentType, "content-length": Buffer.byteLength(text) });
+        return res.end(text);
+      }
+      default:
+        return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no route ${url.pathname}; routes: /mcp, /health, /ready, /status, /metrics.` } });
+    }
+  };
+
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handle(req, res).catch((err) => {
+      const e = asCodememError(err);
+      log.error("http request failed", { path: req.url, code: e.code, error: e.message });
+      if (!res.headersSent) sendJson(res, 500, { error: { code: e.code, message: e.message } });
+      else res.destroy();
+    });
+  };
+  let server: http.Server;
+  try {
+    server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, listener) : http.createServer(listener);
+  } catch (err) {
+    throw new CodememError("CONFIG_INVALID", `TLS certificate or key is not usable (${(err as Error).message}); pass a PEM certificate and its matching private key.`);
+  }
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(new CodememError("INVALID_ARGUMENT", `cannot listen on ${host}:${opts.port} (${err.code ?? err.message}); choose another --port or --host.`)),
+    );
+    server.listen(opts.port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const url = `${tls ? "https" : "http"}://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  log.info("http server listening", { url, project, rbac: opts.rbac, tls: Boolean(tls) });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

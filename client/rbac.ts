@@ -1,0 +1,186 @@
+import fs from "node:fs";
+import net from "node:net";
+import type { IncomingHttpHeaders } from "node:http";
+import { CodememError } from "../shared/errors.js";
+
+/** Roles of the spec (§2.5), lowest first: a user with several roles gets the highest. */
+export const ROLE_ORDER = ["viewer", "developer", "admin"] as const;
+export type Role = (typeof ROLE_ORDER)[number];
+
+/** Permissions and calls per minute of each role (0 = unlimited). */
+export const ROLES: Record<Role, { permissions: readonly string[] | "*"; perMinute: number }> = {
+  viewer: { permissions: ["query", "search", "wakeup"], perMinute: 30 },
+  developer: { permissions: ["query", "search", "skeleton", "audit-report"], perMinute: 60 },
+  admin: { permissions: "*", perMinute: 0 },
+};
+
+/** Permission name of a tool: `codemem_audit_report` → `audit-report`. */
+export function permissionOf(tool: string): string {
+  return tool.replace(/^codemem_/, "").replace(/_/g, "-");
+}
+
+export function roleAllows(role: Role, tool: string): boolean {
+  const p = ROLES[role].permissions;
+  return p === "*" || p.includes(permissionOf(tool));
+}
+
+/**
+ * Calls per minute for a role: the role's own limit, or the server-wide override
+ * (--rate-limit-per-minute) for every non-admin role. 0 = unlimited.
+ */
+export function limitFor(role: Role | undefined, override?: number): number {
+  if (role === "admin") return 0;
+  if (override !== undefined) return override;
+  return role ? ROLES[role].perMinute : 0;
+}
+
+/** The directory file: users and groups mapped to roles. */
+export interface Directory {
+  users: Record<string, Role>;
+  groups: Record<string, Role>;
+}
+
+function parseDirectory(file: string, text: string): Directory {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new CodememError("CONFIG_INVALID", `directory file ${file} is not valid JSON (${(err as Error).message}); expected {"users": {...}, "groups": {...}}.`, { file });
+  }
+  const out: Directory = { users: {}, groups: {} };
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new CodememError("CONFIG_INVALID", `directory file ${file} must hold an object {"users": {...}, "groups": {...}}.`, { file });
+  }
+  for (const kind of ["users", "groups"] as const) {
+    const m = (doc as Record<string, unknown>)[kind];
+    if (m === undefined) continue;
+    if (typeof m !== "object" || m === null || Array.isArray(m)) {
+      throw new CodememError("CONFIG_INVALID", `directory file ${file}: "${kind}" must map names to roles.`, { file });
+    }
+    for (const [name, role] of Object.entries(m)) {
+      if (!(ROLE_ORDER as readonly unknown[]).includes(role)) {
+        throw new CodememError("CONFIG_INVALID", `directory file ${file}: ${kind}.${name} has role ${JSON.stringify(role)}; use one of ${ROLE_ORDER.join(", ")}.`, { file });
+      }
+      out[kind][name] = role as Role;
+    }
+  }
+  return out;
+}
+
+/** Reads the directory file again when it changes, so roles can be edited without a restart. */
+export class DirectorySource {
+  private cached?: { mtimeMs: number; size: number; dir: Directory };
+
+  constructor(readonly file: string | undefined) {
+    if (file) this.get(); // fail at startup, not on the first request
+  }
+
+  get(): Directory {
+    if (!this.file) return { users: {}, groups: {} };
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(this.file);
+    } catch {
+      throw new CodememError("CONFIG_INVALID", `directory file ${this.file} cannot be read; pass an existing JSON file with --directory-file or CODEMEM_DIRECTORY_FILE.`, { file: this.file });
+    }
+    if (this.cached && this.cached.mtimeMs === st.mtimeMs && this.cached.size === st.size) return this.cached.dir;
+    const dir = parseDirectory(this.file, fs.readFileSync(this.file, "utf8"));
+    this.cached = { mtimeMs: st.mtimeMs, size: st.size, dir };
+    return dir;
+  }
+}
+
+/** Highest role of a user through their own entry and their groups; undefined when none. */
+export function roleFor(dir: Directory, user: string | undefined, groups: readonly string[]): Role | undefined {
+  let best = -1;
+  const consider = (r: Role | undefined) => {
+    if (r) best = Math.max(best, ROLE_ORDER.indexOf(r));
+  };
+  if (user && Object.hasOwn(dir.users, user)) consider(dir.users[user]);
+  for (const g of groups) if (Object.hasOwn(dir.groups, g)) consider(dir.groups[g]);
+  return best < 0 ? undefined : ROLE_ORDER[best];
+}
+
+/** Addresses whose identity headers are believed: single IPs or CIDR ranges, v4 or v6. */
+export class TrustedProxies {
+  private readonly list = new net.BlockList();
+
+  constructor(readonly entries: readonly string[]) {
+    for (const e of entries) {
+      const [addr, bits] = e.split("/");
+      const type = net.isIPv6(addr!) ? "ipv6" : net.isIPv4(addr!) ? "ipv4" : undefined;
+      if (!type) throw new CodememError("CONFIG_INVALID", `trusted proxy "${e}" is not an IP address or CIDR range (e.g. 10.0.0.5 or 10.0.0.0/8).`, { value: e });
+      if (bits === undefined) this.list.addAddress(addr!, type);
+      else {
+        const n = Number(bits);
+        if (!Number.isInteger(n) || n < 0 || n > (type === "ipv4" ? 32 : 128)) {
+          throw new CodememError("CONFIG_INVALID", `trusted proxy "${e}" has an invalid prefix length.`, { value: e });
+        }
+        this.list.addSubnet(addr!, n, type);
+      }
+    }
+  }
+
+  has(peer: string | undefined): boolean {
+    if (!peer) return false;
+    const v4 = peer.startsWith("::ffff:") && net.isIPv4(peer.slice(7)) ? peer.slice(7) : peer;
+    return this.list.check(v4, net.isIPv6(v4) ? "ipv6" : "ipv4");
+  }
+}
+
+export interface Identity {
+  /** The user as asserted by a trusted proxy; undefined for anonymous requests. */
+  user?: string;
+  groups: string[];
+  role?: Role;
+  /** The TCP peer, for audit and for keying anonymous rate limits. */
+  peer: string;
+}
+
+function header(h: IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s && s.trim() !== "" ? s.trim() : undefined;
+}
+
+/**
+ * Identity bound at the transport: user and groups from the proxy's headers, believed only when
+ * the TCP peer is a trusted proxy; the role comes from the directory, never from the request.
+ */
+export function identify(peer: string | undefined, headers: IncomingHttpHeaders, trusted: TrustedProxies, dir: Directory): Identity {
+  const id: Identity = { groups: [], peer: peer ?? "unknown" };
+  if (!trusted.has(peer)) return id;
+  id.user = header(headers, "x-forwarded-user") ?? header(headers, "x-auth-request-user") ?? header(headers, "x-auth-request-email");
+  const groups = header(headers, "x-forwarded-groups") ?? header(headers, "x-auth-request-groups");
+  id.groups = groups ? groups.split(",").map((g) => g.trim()).filter(Boolean) : [];
+  if (id.user || id.groups.length) id.role = roleFor(dir, id.user, id.groups);
+  return id;
+}
+
+/** Sliding-window limiter: at most `limit` calls by one key in any 60 s. */
+export class RateLimiter {
+  private readonly calls = new Map<string, number[]>();
+  private sweeps = 0;
+
+  constructor(private readonly windowMs = 60_000) {}
+
+  /** Counts one call; when over the limit, the call is not counted and the wait in seconds is returned. */
+  take(key: string, limit: number, now = Date.now()): { ok: true } | { ok: false; retryAfterSeconds: number } {
+    if (limit <= 0) return { ok: true };
+    const since = now - this.windowMs;
+    const times = (this.calls.get(key) ?? []).filter((t) => t > since);
+    if (times.length >= limit) {
+      this.calls.set(key, times);
+      const oldestThatCounts = times[times.length - limit]!;
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((oldestThatCounts + this.windowMs - now) / 1000)) };
+    }
+    times.push(now);
+    this.calls.set(key, times);
+    if (++this.sweeps % 1000 === 0) this.sweep(now);
+    return { ok: true };
+  }
+
+  private sweep(now: number): void {
+    for (const [k, times] of this.calls) if (!times.some((t) => t > now - this.windowMs)) this.calls.delete(k);
+  }
+}

@@ -1,0 +1,139 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startHttpServer } from "../../dist/client/http.js";
+import { parseShimArgs } from "../../dist/client/mcp.js";
+import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { makeProject, PY_PROJECT } from "../helpers.js";
+import { httpsFetch, metricValue, selfSignedCert, toolCall } from "./helpers.js";
+
+let p: ReturnType<typeof makeProject>;
+let srv: Awaited<ReturnType<typeof startHttpServer>>;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  p = makeProject(PY_PROJECT);
+  srv = await startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: ["127.0.0.1"] });
+  closers.push(() => srv.close());
+});
+afterAll(async () => {
+  for (const c of closers.reverse()) await c().catch(() => undefined);
+  await stopDaemon(p.root);
+  p.cleanup();
+});
+
+const get = async (route: string) => {
+  const res = await fetch(`${srv.url}${route}`);
+  return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
+};
+
+describe("HTTP surface: probes, status, metrics, MCP", () => {
+  it("binds to 127.0.0.1 and is live before the index exists, but not ready", async () => {
+    expect(srv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const h = await get("/health");
+    expect(h.status).toBe(200);
+    expect(JSON.parse(h.text)).toEqual({ status: "healthy" });
+    const r = await get("/ready");
+    expect(r.status).toBe(503);
+    expect(JSON.parse(r.text)).toMatchObject({ ready: false, reason: expect.stringMatching(/INDEX_MISSING|GRAPH_MISSING/) });
+    expect((await get("/status")).status).toBe(503);
+    expect((await get("/nope")).status).toBe(404);
+  });
+
+  it("is ready after a build and reports the spec's status fields", async () => {
+    await callDaemon(p.root, "build", { project_path: p.root }, { source: "test" });
+    const r = await get("/ready");
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text)).toMatchObject({ ready: true });
+    const s = await get("/status");
+    expect(s.status).toBe(200);
+    const st = JSON.parse(s.text);
+    expect(st).toEqual({ status: "healthy", index_version: "1", nodes_indexed: expect.any(Number), last_build: expect.any(String), backend: "local", uptime_seconds: expect.any(Number) });
+    expect(st.nodes_indexed).toBeGreaterThan(5);
+    expect(new Date(st.last_build).toISOString()).toBe(st.last_build);
+    expect(Number.isInteger(st.uptime_seconds)).toBe(true);
+  });
+
+  it("serves MCP over Streamable HTTP to the SDK client, and times calls per tool", async () => {
+    const client = new Client({ name: "codemem-http-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
+    closers.push(() => client.close());
+    const list = await client.listTools();
+    expect(list.tools.length).toBe(13);
+    const q = await client.callTool({ name: "codemem_query", arguments: { project_path: p.root, question: "How are card payments retried?" } });
+    expect(q.isError).toBeFalsy();
+    expect((q.structuredContent as any).citations[0].file_path).toBe("shop/payments.py");
+    const s = await client.callTool({ name: "codemem_search", arguments: { project_path: p.root, query: "VAT" } });
+    expect((s.structuredContent as any).results[0].name).toBe("apply_tax");
+    // a project other than the served one is refused at the door
+    const other = await toolCall(srv.url, "codemem_stats", { project_path: path.dirname(p.root) });
+    expect(other.status).toBe(403);
+    expect(other.body.error.code).toBe("RBAC_FORBIDDEN");
+    // GET (server stream) is not offered by the stateless server
+    expect((await fetch(`${srv.url}/mcp`, { headers: { accept: "text/event-stream" } })).status).toBe(405);
+
+    const m = await get("/metrics");
+    expect(m.status).toBe(200);
+    expect(m.type).toMatch(/^text\/plain/);
+    for (const name of ["codemem_query_duration_seconds", "codemem_index_size_bytes", "codemem_rbac_rejections_total", "codemem_audit_events_total"]) {
+      expect(m.text).toContain(`# TYPE ${name} `);
+    }
+    expect(m.text).toContain("# TYPE codemem_query_duration_seconds histogram");
+    expect(metricValue(m.text, "codemem_query_duration_seconds_count", { tool: "codemem_query" })).toBe(1);
+    expect(metricValue(m.text, "codemem_query_duration_seconds_count", { tool: "codemem_search" })).toBe(1);
+    expect(metricValue(m.text, "codemem_index_size_bytes")).toBeGreaterThan(1000);
+    // two tool calls and one refusal were audited
+    expect(metricValue(m.text, "codemem_audit_events_total")).toBe(3);
+    expect(metricValue(m.text, "codemem_rbac_rejections_total", { reason: "forbidden", role: "none" })).toBe(1);
+  });
+
+  it("serves HTTPS with --tls-cert/--tls-key and refuses unreadable TLS files clearly", async () => {
+    const { cert, key } = selfSignedCert(p.root);
+    const tls = await startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: cert, tlsKey: key });
+    closers.push(() => tls.close());
+    expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const f = httpsFetch(fs.readFileSync(cert));
+    const res = await f(`${tls.url}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "healthy" });
+    // plain HTTP to the TLS port does not get an answer
+    await expect(fetch(`${tls.url.replace("https", "http")}/health`)).rejects.toThrow();
+    // the SDK client over TLS
+    const client = new Client({ name: "tls", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${tls.url}/mcp`), { fetch: f }));
+    closers.push(() => client.close());
+    expect((await client.listTools()).tools.length).toBe(13);
+
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: path.join(p.root, "missing.pem"), tlsKey: key })).rejects.toMatchObject({
+      code: "PATH_NOT_FOUND",
+    });
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: cert })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: key, tlsKey: key })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: true, trustedProxies: [] })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+  });
+
+  it("codemem-mcp --port starts the HTTP server; HTTP-only flags without --port are refused", async () => {
+    expect(() => parseShimArgs([p.root, "--tls-cert", "x.pem"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => parseShimArgs([p.root, "--port", "eighty"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    const o = parseShimArgs([p.root, "--port", "8000", "--rbac-enabled", "--rate-limit-per-minute", "60", "--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.1.0.0/16", "--directory-file", "dir.json"]);
+    expect(o.http).toEqual({ port: 8000, host: undefined, tlsCert: undefined, tlsKey: undefined, rbac: true, rateLimitPerMinute: 60, trustedProxies: ["10.0.0.1", "10.1.0.0/16"], directoryFile: path.resolve("dir.json") });
+    expect(parseShimArgs([p.root]).http).toBeUndefined();
+
+    const child = spawn(process.execPath, [path.resolve("dist/client/mcp.js"), p.root, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    closers.push(async () => child.kill("SIGTERM"));
+    const line = await new Promise<string>((resolve, reject) => {
+      readline.createInterface({ input: child.stdout! }).once("line", resolve);
+      child.once("exit", (c) => reject(new Error(`codemem-mcp exited with ${c}`)));
+    });
+    const { url } = JSON.parse(line);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const exited = new Promise<number | null>((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

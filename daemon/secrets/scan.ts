@@ -126,7 +126,7 @@ const PROVIDERS: { kind: string; re: RegExp }[] = [
 /** AWS secret access keys: 40 base64 characters assigned to an aws…secret… name. */
 const AWS_SECRET_RE = /aws[_.-]?(?:secret[_.-]?(?:access[_.-]?)?key|secret)["']?\s*(?:=|:=|:|=>)\s*["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi;
 const BEARER_RE = /\b(?:Bearer|Basic|token)[ \t]+([A-Za-z0-9._~+/-]{20,}=*)/g;
-const URL_CRED_RE = /\b[a-z][a-z0-9+.-]*:\/\/([^\s/:@'"`<>()]+):([^\s/@'"`<>()]+)@/gi;
+const URL_CRED_RE = /:\/\/([^\s/:@'"`<>()]{1,256}):([^\s/@'"`<>()]{1,256})@/y; // scheme://user:pass@, tried at each "://"
 const PEM_BEGIN_RE = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----/g;
 const DATA_URI_RE = /data:[\w/+.-]*(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=]{16,}/g;
 const KEYWORD_RE = /pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth/gi;
@@ -141,7 +141,7 @@ const NON_SECRET_SUFFIX = new Set([
   "regex", "re", "message", "msg", "prompt", "error", "errors", "class", "mode", "method", "methods", "policy", "provider", "scheme",
   "source", "expiry", "expires", "ttl", "timeout", "hash", "handler", "id", "ids", "index", "idx", "char", "chars", "kinds", "cls",
   "module", "param", "arg", "option", "opt", "setting", "version", "enabled", "required", "min", "max", "label", "text", "doc", "help",
-  "placeholder", "example", "description", "desc", "input", "re", "string", "str",
+  "placeholder", "example", "description", "desc", "input", "string", "str", "hdr",
 ]);
 
 function nameTokens(name: string): string[] {
@@ -170,6 +170,8 @@ function classifyValue(value: string): string | undefined {
   if (placeholder(value)) return undefined;
   if (/\s/.test(value)) return undefined; // prose, not a credential
   if (/:\/\//.test(value) || /^(?:[./~]|[A-Za-z]:\\)/.test(value)) return undefined; // URLs (credentials in URLs are found separately) and paths
+  if (/^[\d.]+$/.test(value)) return undefined; // versions, OIDs (`SERVER_AUTH = '1.3.6.1.5.5.7.3.1'`)
+  if (/^[A-Za-z]+(?:[-_.][A-Za-z]+)+$/.test(value)) return undefined; // hyphenated words (`"Proxy-Authorization"`)
   if (value.length >= 16 && shannonEntropy(value) >= 3.5) return "high-entropy-assignment";
   // Any other literal ≥ 8 chars, unless it reads as a word or a dotted identifier (`Authorization`, `auth.backend`).
   if (value.length >= 8 && (/\d/.test(value) || /[^A-Za-z0-9_.\-/]/.test(value))) return "hardcoded-credential";
@@ -268,8 +270,10 @@ function detectProviders(ctx: Ctx): void {
     const start = m.index + m[0].length - v.length;
     add(ctx, { start, end: start + v.length, kind: "bearer-token", secret: v });
   }
-  URL_CRED_RE.lastIndex = 0;
-  for (let m; (m = URL_CRED_RE.exec(text)); ) {
+  for (let at = text.indexOf("://"); at >= 0; at = text.indexOf("://", at + 3)) {
+    URL_CRED_RE.lastIndex = at;
+    const m = URL_CRED_RE.exec(text);
+    if (!m) continue;
     const [, user, pass] = m;
     if (pass.length < 6 || pass === user || placeholder(pass) || /^[%$<{]/.test(pass)) continue;
     const start = m.index + m[0].length - 1 - pass.length;

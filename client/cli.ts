@@ -94,9 +94,8 @@ export function program(): Command {
     .addOption(json)
     .action(async (dir, o) => {
       onlyLocalBackend(o.backend, o.dbUrl);
-      if (o.excludeSecrets) throw new CodememError("INVALID_ARGUMENT", "--exclude-secrets is not available in this version (the secret scanner has not landed); nothing was built.");
       const stop = !o.json && process.stderr.isTTY ? showProgress(rootOf(dir)) : undefined;
-      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}) }, !!o.json, f.formatBuild, stop);
+      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets ? { exclude_secrets: true } : {}) }, !!o.json, f.formatBuild, stop);
     });
 
   p.command("stats").description("Index statistics and the synapse store location").argument("<path>").addOption(json)
@@ -139,6 +138,20 @@ export function program(): Command {
   p.command("export-synapse-memory").description("Write the strongest associations as markdown memory").argument("<path>")
     .option("--limit <n>", "associations", int("--limit")).addOption(json)
     .action((dir, o) => run(dir, "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
+
+  p.command("scan-for-secrets").description("Report likely secrets (file and line); exit 1 when any are found").argument("<path>").addOption(json)
+    .action(async (dir, o) => {
+      const root = rootOf(dir);
+      const { scanProject } = await import("../daemon/secrets/scan.js");
+      const { resolveConfig } = await import("../shared/config.js");
+      const r = scanProject(root, { excludePatterns: resolveConfig(root).build.excludePatterns });
+      if (o.json) printJson(r);
+      else {
+        for (const x of r.findings) console.log(`${x.file}:${x.line}  ${x.kind}  ${x.preview}`);
+        console.log(`${r.findings.length} likely secret(s) in ${r.files_scanned} files scanned (${r.skipped} skipped)`);
+      }
+      if (r.findings.length > 0) process.exitCode = 1;
+    });
 
   p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("<path>")
     .option("--port <n>", "port (default 7777, random if busy)", (v) => Number(v)).option("--host <host>", "address to bind (default 127.0.0.1)")

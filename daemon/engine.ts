@@ -79,6 +79,14 @@ export class ProjectEngine {
     return this.ret;
   }
 
+  private retrieverOrUndefined(): Retriever | undefined {
+    try {
+      return this.retriever();
+    } catch {
+      return undefined; // no code index yet
+    }
+  }
+
   /** Validates input against the operation's declaration and checks it targets this project. */
   private parse<O extends ops.Operation>(op: O, input: unknown): z.infer<O["input"]> {
     const r = op.input.safeParse(input);
@@ -96,7 +104,7 @@ export class ProjectEngine {
 
   async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
-    const cfg = a.batch_size ? { ...this.cfg, build: { ...this.cfg.build, batchSize: a.batch_size } } : this.cfg;
+    const cfg = { ...this.cfg, build: { ...this.cfg.build, batchSize: a.batch_size ?? this.cfg.build.batchSize, excludeSecrets: a.exclude_secrets ?? this.cfg.build.excludeSecrets } };
     const run = this.building.then(async () => {
       try {
         const r = await buildIndex(cfg, {
@@ -277,8 +285,19 @@ export class ProjectEngine {
   /** Reference documents live in their own index, refreshed (by content hash) before each search. */
   async query_docs(input: Input<typeof ops.queryDocs>): Promise<Output<typeof ops.queryDocs>> {
     const a = this.parse(ops.queryDocs, input);
+    // Documents follow the code index's secret policy (recorded by its last build); a change of
+    // policy rebuilds the documents index, which only holds derivable data.
+    const redact = this.retrieverOrUndefined()?.meta.exclude_secrets === "true" || this.cfg.build.excludeSecrets;
+    const policyFile = DocsIndex.fileFor(this.root) + ".redact";
+    const previous = fs.existsSync(policyFile) ? fs.readFileSync(policyFile, "utf8").trim() : undefined;
+    if (previous !== undefined && previous !== String(redact)) {
+      this.docs?.close();
+      this.docs = undefined;
+      for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(DocsIndex.fileFor(this.root) + suffix, { force: true });
+    }
     this.docs ??= DocsIndex.open(this.root, await this.embedder());
-    await this.docs.update(this.cfg);
+    await this.docs.update({ ...this.cfg, build: { ...this.cfg.build, excludeSecrets: redact } });
+    fs.writeFileSync(policyFile, String(redact));
     const r = await this.docs.search(a.question, a.limit, a.budget);
     return { ...r, tokenizer: TOKENIZER, documents_indexed: this.docs.documentsIndexed(), skipped: this.docs.skipped() };
   }

@@ -16,6 +16,8 @@ export interface ResolvedConfig {
     batchSize: number;
     /** "auto": the external generator when installed, else built-in. */
     graphSource: "auto" | "builtin" | "external";
+    /** Redact likely secrets from everything indexed (`build --exclude-secrets`). */
+    excludeSecrets: boolean;
     /** Absolute path of the external `codegraph` generator when it is on PATH. */
     generator?: string;
     workers: number;
@@ -51,10 +53,11 @@ export type ConfigFlags = {
   batchSize?: number;
   budget?: number;
   embedder?: "builtin" | "neural";
+  excludeSecrets?: boolean;
 };
 
 export const DEFAULTS: Omit<ResolvedConfig, "root"> = {
-  build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2 },
+  build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: false },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
   llm: { models: { fast: "gpt-4o-mini", reliable: "gpt-4o", specialist: "o3-mini" }, timeoutMs: 8000 },
@@ -203,6 +206,7 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       graphSource:
         oneOf(str(b, "graph_source", file, "build"), ["auto", "builtin", "external"] as const, `${file}: [build] graph_source`) ??
         DEFAULTS.build.graphSource,
+      excludeSecrets: flags.excludeSecrets ?? bool(b, "exclude_secrets", file, "build") ?? DEFAULTS.build.excludeSecrets,
       generator: findOnPath("codegraph", env.PATH),
       workers: int(b, "workers", file, "build", 1) ?? DEFAULTS.build.workers,
     },

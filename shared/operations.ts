@@ -37,7 +37,13 @@ const answer = {
 export const build = op({
   name: "build",
   description: "Build or update the code index (incremental; force rebuilds all).",
-  input: { project_path: projectPath, force: z.boolean().default(false), optimize: z.boolean().default(false), batch_size: z.number().int().min(1).max(100000).optional() },
+  input: {
+    project_path: projectPath,
+    force: z.boolean().default(false),
+    optimize: z.boolean().default(false),
+    batch_size: z.number().int().min(1).max(100000).optional(),
+    exclude_secrets: z.boolean().optional(),
+  },
   output: {
     nodes_processed: z.number().int(),
     nodes_embedded: z.number().int(),

@@ -14,6 +14,7 @@ import { isStopword } from "../index/text.js";
 import { makePathFilter } from "../index/walk.js";
 import { chunkUnits, sentences, type DocChunk } from "./chunk.js";
 import { DocSkip, docKindForPath, extractDocument, type DocKind, type SkipReason } from "./extract.js";
+import { redactSecrets } from "../secrets/scan.js";
 
 /** Largest PDF or DOCX read; bigger files are reported in `skipped`. */
 export const MAX_BINARY_DOC_BYTES = 50 * 1024 * 1024;
@@ -228,7 +229,8 @@ export class DocsIndex {
       try {
         const ex = await extractDocument(f.kind, data);
         pages += ex.pages;
-        fresh.push({ file: f, hash, pages: ex.pages, chunks: chunkUnits(f.path, ex.units) });
+        const units = cfg.build.excludeSecrets ? ex.units.map((u) => ({ ...u, text: redactSecrets(u.text, f.path).text })) : ex.units;
+        fresh.push({ file: f, hash, pages: ex.pages, chunks: chunkUnits(f.path, units) });
       } catch (err) {
         // Anything the parsers throw means a file they cannot read: never fatal to the update.
         const skip = err instanceof DocSkip ? err : new DocSkip("corrupt", (err as Error)?.message ?? String(err));

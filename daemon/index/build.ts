@@ -16,6 +16,7 @@ import { resolveGraph, type NodeRecord } from "./resolve.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
 import { splitWords } from "./text.js";
+import { redactSecrets } from "../secrets/scan.js";
 
 export const INDEX_VERSION = "1";
 
@@ -97,7 +98,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const storedDim = Number(store.meta("dim"));
     // A change of graph source (external ↔ built-in) replaces every node: ids are not comparable.
     const sourceChanged = !!store.meta("graph_source") && store.meta("graph_source") !== source;
-    let force = !!opts.force || !existed || !builtWith || sourceChanged;
+    // Turning secret redaction on or off changes every file's indexed text.
+    const secretsChanged = (store.meta("exclude_secrets") ?? "false") !== String(cfg.build.excludeSecrets);
+    let force = !!opts.force || !existed || !builtWith || sourceChanged || (existed && secretsChanged);
     if (builtWith && builtWith !== embedder.id) {
       if (!opts.force) {
         throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
@@ -143,7 +146,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         changed.push({ row: { ...prev, mtime_ms: c.mtimeMs }, source: "" });
         continue;
       }
-      changed.push({ row, source: buf.toString("utf8") });
+      const text = buf.toString("utf8");
+      // Redaction keeps line numbers: citations stay right, the secret values never enter the index.
+      changed.push({ row, source: cfg.build.excludeSecrets ? redactSecrets(text, c.path).text : text });
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
     lap("scan");
@@ -226,7 +231,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const h = textHash(text, lexical);
       const prev = prevHashes.get(n.id);
       const reused = prev && prev.textHash === h ? store.vector(prev.rowid) : undefined;
-      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf) : undefined });
+      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf, cfg.build.excludeSecrets) : undefined });
       if (!reused) toEmbed.push({ i: delta.length - 1, text });
     }
     const batch = cfg.build.batchSize;
@@ -266,6 +271,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         edge_count: String(edges.length),
         file_count: String(extracts.size),
         project_name: cfg.root.split("/").pop() ?? "",
+        exclude_secrets: String(cfg.build.excludeSecrets),
       },
     });
     lap("write");
@@ -311,16 +317,16 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 }
 
 /** Words of a whole file (identifiers split, comments included) for the file-level lexical index. */
-function fileWordsOf(root: string, rel: string, sources: Map<string, string>): string {
+function fileWordsOf(root: string, rel: string, sources: Map<string, string>, redact: boolean): string {
   let text = sources.get(rel);
-  if (text === undefined) {
+  if (text === undefined && !redact) {
     try {
       text = fs.readFileSync(`${root}/${rel}`, "utf8");
     } catch {
       text = "";
     }
   }
-  return splitWords(text.slice(0, 400_000)).join(" ");
+  return splitWords((text ?? "").slice(0, 400_000)).join(" ");
 }
 
 function degreeMap(edges: GraphEdge[]): Map<string, number> {

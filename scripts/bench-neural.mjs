@@ -39,7 +39,7 @@ try {
     const src = await readFile(join(root, "test/fixtures/tiny-model.ts"), "utf8");
     const js = ts.transpileModule(src, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    }).outputText;
+    }).outputText.replace('"../../shared/random.js"', JSON.stringify(pathToFileURL(join(root, "dist/shared/random.js")).href)); // the fixture runs from a temp dir
     const fixture = join(tmp, "tiny-model.mjs");
     await writeFile(fixture, js);
     const { makeTinyModel } = await import(pathToFileURL(fixture).href);

@@ -20,17 +20,7 @@ const NEIGHBOR_CALLS = 1_000;
 const TARGET_REINFORCE_P95 = 2;
 const TARGET_NEIGHBORS_P95 = 10;
 
-// mulberry32: small, seeded, good enough for synthetic graphs.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { seededRandom: rng } = await import(new URL("../dist/shared/random.js", import.meta.url).href);
 const rand = rng(42);
 // Node rank r drawn with P(r) ~ r^-0.8-ish: a few hubs with thousands of edges, a long tail.
 const pick = () => Math.min(NODES - 1, Math.floor(NODES * Math.pow(rand(), 2.2)));

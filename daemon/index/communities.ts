@@ -3,6 +3,7 @@ import { UndirectedGraph } from "graphology";
 import louvainModule from "graphology-communities-louvain";
 import type { GraphCommunity, GraphEdge } from "./types.js";
 import type { NodeRecord } from "./resolve.js";
+import { seededRandom } from "../../shared/random.js";
 
 /** Edge weights for clustering: calls and inheritance bind code together more than containment does. */
 // The package is CommonJS; under NodeNext its default import is the function itself.
@@ -14,17 +15,6 @@ const louvain = louvainModule as unknown as (
 const WEIGHT: Record<string, number> = { calls: 1, inherits: 1.5, imports: 0.7, contains: 0.6 };
 const MIN_COMMUNITY = 4;
 
-/** Deterministic PRNG so the same graph always yields the same communities. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface CommunityResult {
   communityOf: Map<string, number>;
@@ -41,7 +31,7 @@ export function detectCommunities(nodes: NodeRecord[], edges: GraphEdge[]): Comm
     if (g.hasEdge(e.source, e.target)) g.updateEdgeAttribute(e.source, e.target, "weight", (x: number) => x + w);
     else g.addEdge(e.source, e.target, { weight: w });
   }
-  const raw: Record<string, number> = g.size > 0 ? louvain(g, { getEdgeWeight: "weight", rng: mulberry32(42), resolution: 0.8 }) : {};
+  const raw: Record<string, number> = g.size > 0 ? louvain(g, { getEdgeWeight: "weight", rng: seededRandom(42) /* the same graph always yields the same communities */, resolution: 0.8 }) : {};
 
   // Fold communities too small to mean anything into the neighbour community they touch most,
   // falling back to the community holding most of their file.

@@ -145,7 +145,8 @@ export function discover(cfg: ResolvedConfig): Discovery {
   return { files, skipped };
 }
 
-function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Ignore } | undefined {
+/** The .gitignore of one directory, as a matcher relative to that directory. */
+export function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Ignore } | undefined {
   let text: string;
   try {
     text = fs.readFileSync(path.join(dirAbs, ".gitignore"), "utf8");
@@ -155,7 +156,8 @@ function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Igno
   return { base: dirRel, ig: ignore().add(text) };
 }
 
-function isIgnored(stack: { base: string; ig: Ignore }[], rel: string, isDir: boolean): boolean {
+/** Whether any .gitignore on the way down to `rel` ignores it. */
+export function isIgnored(stack: { base: string; ig: Ignore }[], rel: string, isDir: boolean): boolean {
   for (const { base, ig } of stack) {
     const sub = base ? rel.slice(base.length + 1) : rel;
     if (ig.ignores(isDir ? `${sub}/` : sub)) return true;

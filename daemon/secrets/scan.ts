@@ -4,8 +4,8 @@
 // number of the rest of the file unchanged).
 import fs from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
-import { ALWAYS_EXCLUDED_DIRS, compileExcludes } from "../index/walk.js";
+import { type Ignore } from "ignore";
+import { ALWAYS_EXCLUDED_DIRS, compileExcludes, isIgnored, loadGitignore } from "../index/walk.js";
 
 export interface SecretFinding {
   file: string;
@@ -426,23 +426,6 @@ export function redactSecrets(text: string, file: string): { text: string; findi
 // Project scan
 
 const BINARY_EXT = /\.(png|jpe?g|gif|bmp|ico|icns|webp|avif|tiff?|psd|mp[34]|m4a|wav|ogg|flac|mov|avi|mkv|webm|woff2?|ttf|otf|eot|zip|gz|tgz|bz2|xz|zst|7z|rar|jar|war|class|so|dylib|dll|exe|o|a|lib|pyc|pyo|wasm|node|sqlite3?|db|pdf|docx?|xlsx?|pptx?|bin|dat|npy|npz|pt|onnx|safetensors|pkl)$/i;
-
-function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Ignore } | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(dirAbs, ".gitignore"), "utf8");
-  } catch {
-    return undefined;
-  }
-  return { base: dirRel, ig: ignore().add(text) };
-}
-function isIgnored(stack: { base: string; ig: Ignore }[], rel: string, isDir: boolean): boolean {
-  for (const { base, ig } of stack) {
-    const sub = base ? rel.slice(base.length + 1) : rel;
-    if (ig.ignores(isDir ? `${sub}/` : sub)) return true;
-  }
-  return false;
-}
 
 /**
  * Walks the project like the index build does (always-excluded directories, `exclude_patterns`,

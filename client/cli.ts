@@ -153,6 +153,27 @@ export function program(): Command {
       if (r.findings.length > 0) process.exitCode = 1;
     });
 
+  p.command("audit-report").description("Verify the audit log's hash chain and write a summary").argument("<path>")
+    .option("--format <format>", "report format (json)", "json").requiredOption("--output <file>", "where to write the report")
+    .action(async (dir, o) => {
+      if (o.format !== "json") throw new CodememError("INVALID_ARGUMENT", `--format ${o.format} is not supported; use --format json.`);
+      const { writeAuditReport } = await import("./audit.js");
+      const r = (await writeAuditReport(rootOf(dir), { format: "json", output: path.resolve(o.output) })) as { ok?: boolean; entries?: number; first_bad?: unknown };
+      console.log(`${r.ok ? "chain verified" : "CHAIN BROKEN"}: ${r.entries ?? 0} entries → ${path.resolve(o.output)}${r.first_bad ? ` (first bad: ${JSON.stringify(r.first_bad)})` : ""}`);
+      if (r.ok === false) process.exitCode = 1;
+    });
+
+  p.command("backend-check").description("Check that a storage backend works here").argument("<backend>", "local").addOption(json)
+    .action(async (backend, o) => {
+      if (backend !== "local") {
+        throw new CodememError("INVALID_ARGUMENT", `backend "${backend}" is not available in this version; only "local" (SQLite + sqlite-vec) is.`);
+      }
+      const { checkLocalBackend } = await import("../daemon/store/check.js");
+      const r = checkLocalBackend();
+      o.json ? printJson(r) : r.checks.forEach((c) => console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`));
+      if (!r.ok) process.exitCode = 3;
+    });
+
   p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("<path>")
     .option("--port <n>", "port (default 7777, random if busy)", (v) => Number(v)).option("--host <host>", "address to bind (default 127.0.0.1)")
     .action(async (dir, o) => {

@@ -1,10 +1,12 @@
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 
 const CLI = path.resolve("dist/client/cli.js");
+const require = createRequire(import.meta.url);
 const p = makeProject(PY_PROJECT);
 afterAll(async () => {
   await stopDaemon(p.root);
@@ -41,6 +43,17 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(backend.status).toBe(2);
     const usage = cli(["query"]);
     expect(usage.status).not.toBe(0);
+  });
+
+  it("checks the local backend, refuses others, and reports on the audit log", () => {
+    const ok = cli(["backend-check", "local", "--json"]);
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).checks.map((c: { name: string }) => c.name)).toEqual(["better-sqlite3 native binding", "WAL journal", "FTS5", "sqlite-vec extension"]);
+    expect(cli(["backend-check", "postgres"]).status).toBe(2);
+    const out = path.join(p.root, "audit-report.json");
+    const r = cli(["audit-report", ".", "--format", "json", "--output", out]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(require("node:fs").readFileSync(out, "utf8"))).toMatchObject({ ok: true, entries: 0 });
   });
 
   it("manages the daemon", () => {

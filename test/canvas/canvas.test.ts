@@ -205,7 +205,7 @@ describe("canvas server", () => {
       };
       expect(view.summarised).toBe(true);
       expect(view.totalNodes).toBe(5000);
-      expect(view.nodes.length).toBeLessThanOrEqual(1300);
+      expect(view.nodes.length).toBeLessThanOrEqual(900);
       expect(view.nodes.filter((n) => n.type === "community").map((n) => n.id).sort()).toEqual([0, 1, 2, 3, 4].map((c) => `community:${c}`));
       expect(view.nodes.map((n) => n.id)).toContain("n0");
 

@@ -359,7 +359,8 @@ export class ProjectEngine {
   /** Hooks report touched files: their module nodes and the symbols cited for them reinforce together. */
   async hook_event(input: Input<typeof ops.hookEvent>): Promise<Output<typeof ops.hookEvent>> {
     const a = this.parse(ops.hookEvent, input);
-    const r = this.retriever();
+    const r = this.retrieverOrUndefined();
+    if (!r) return { reinforced_pairs: 0, nodes: 0 }; // hooks may be installed before the first build
     const ids = a.files
       .map((f) => {
         try {

@@ -69,6 +69,7 @@ if (fs.existsSync(path.join(DIST, "client", "rpc.js"))) {
   rpc = await import(path.join(DIST, "client", "rpc.js"));
   try {
     await rpc.callDaemon(project, "ping", {}, { autostart: true, timeoutMs: 20_000, source: "bench" });
+    await rpc.callDaemon(project, "build", { project_path: project }, { timeoutMs: 120_000, source: "bench" }); // hooks serve indexed projects
     daemonNote = "with the project's daemon running";
   } catch (err) {
     daemonNote = `without a daemon (start failed: ${err.message})`;

@@ -3,22 +3,24 @@ import { Extractor } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import type { FileExtract, LanguageId } from "./types.js";
 
+const WORKER_QUEUE = 4;
+/** Old-generation cap per worker: it only holds the file in hand (≤ max_file_bytes) and its extract. */
+const WORKER_HEAP_MB = 64;
+
 interface Job {
   path: string;
   language: LanguageId;
   source: string;
 }
 
-/**
- * Parses on `size` lanes: the calling thread plus `size - 1` worker threads, when there is enough work
- * to pay for them; small batches stay in-process.
- */
+/** Parses on worker threads when there is enough work to pay for them; small batches stay in-process. */
 export class ParsePool {
   private workers: Worker[] = [];
   private local = new Extractor();
   private nextId = 0;
   private pending = new Map<number, { resolve: (e: FileExtract) => void; reject: (e: Error) => void }>();
   private idleTimer?: NodeJS.Timeout;
+  private owner = new Map<number, Worker>();
 
   constructor(private readonly size: number) {}
 
@@ -38,20 +40,19 @@ export class ParsePool {
       // Largest first spreads the tail across workers.
       const order = [...jobs].sort((a, b) => b.source.length - a.source.length);
       let cursor = 0;
+      // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
       const lane = async (w: Worker) => {
-        while (cursor < order.length) {
-          const job = order[cursor++];
-          await record(this.run(w, job), job);
+        const inFlight = new Set<Promise<unknown>>();
+        while (cursor < order.length || inFlight.size > 0) {
+          while (cursor < order.length && inFlight.size < WORKER_QUEUE) {
+            const job = order[cursor++];
+            const p: Promise<unknown> = record(this.run(w, job), job).finally(() => inFlight.delete(p));
+            inFlight.add(p);
+          }
+          if (inFlight.size > 0) await Promise.race(inFlight);
         }
       };
-      // The calling thread is one lane too: both cores work with one worker heap fewer (~220 MB each).
-      const localLane = async () => {
-        while (cursor < order.length) {
-          const job = order[cursor++];
-          await record(this.local.extract(job.path, job.source, languageById(job.language)), job);
-        }
-      };
-      await Promise.all([...this.workers.map(lane), localLane()]);
+      await Promise.all(this.workers.map(lane));
     }
     extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
     return { extracts, failed };
@@ -67,12 +68,25 @@ export class ParsePool {
 
   private start(): void {
     clearTimeout(this.idleTimer);
-    while (this.workers.length < this.size - 1) {
-      const w = new Worker(new URL("./parse-worker.js", import.meta.url));
+    while (this.workers.length < this.size) {
+      // A worker's heap only holds the file in hand and its extract: cap it so idle garbage is collected early.
+      const w = new Worker(new URL("./parse-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+      // A worker that dies (out of heap on a pathological file, a crash) fails its jobs, never hangs the build.
+      const fail = (why: string) => {
+        for (const [id, p] of this.pending) {
+          if (this.owner.get(id) !== w) continue;
+          this.pending.delete(id);
+          p.reject(new Error(why));
+        }
+        this.workers = this.workers.filter((x) => x !== w);
+      };
+      w.on("error", (err) => fail(`parser worker failed: ${err.message}`));
+      w.on("exit", (code) => fail(`parser worker exited (${code})`));
       w.on("message", (m: { id: number; extract?: FileExtract; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
+        this.owner.delete(m.id);
         if (m.extract) p.resolve(m.extract);
         else p.reject(new Error(m.error ?? "parse failed"));
       });
@@ -81,9 +95,11 @@ export class ParsePool {
   }
 
   private run(w: Worker, job: Job): Promise<FileExtract> {
+    if (!this.workers.includes(w)) return Promise.reject(new Error("parser worker is gone"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.owner.set(id, w);
       w.postMessage({ id, ...job });
     });
   }

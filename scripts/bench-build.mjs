@@ -17,6 +17,7 @@ if (process.argv[2] === "--child-build") {
   const dir = process.argv[3];
   const e = await ProjectEngine.open(dir, { sideEffects: false });
   const r = await e.build({ project_path: dir, force: true });
+  const buildPeak = Math.round(process.resourceUsage().maxRSS / 1024);
   // Re-index after one edit, five times.
   const files = e.retriever().store.files().filter((f) => f.size > 4000 && f.size < 40000);
   const times = [];
@@ -34,7 +35,7 @@ if (process.argv[2] === "--child-build") {
   }
   await e.close();
   times.sort((a, b) => a - b);
-  console.log(JSON.stringify({ build_s: r.time_elapsed, nodes: r.node_count, edges: r.edge_count, communities: r.communities, files: r.files_indexed, peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), reindex_ms_p50: times[2], reindex_ms_max: times[4] }));
+  console.log(JSON.stringify({ build_s: r.time_elapsed, nodes: r.node_count, edges: r.edge_count, communities: r.communities, files: r.files_indexed, peak_rss_mb: buildPeak, peak_rss_with_incremental_mb: Math.round(process.resourceUsage().maxRSS / 1024), reindex_ms_p50: times[2], reindex_ms_max: times[4] }));
   process.exit(0);
 }
 
@@ -84,7 +85,7 @@ else {
     console.log(`\n== ${name}: ${r.files} files, ${f(r.mb, 2)} MB`);
     console.log(`  graph extraction (parse + definitions + resolved calls), 2 workers: ${f(e2.mb_per_s, 2)} MB/s, ${f(e2.files_per_s, 0)} files/s, ${f(e2.nodes_per_s, 0)} nodes/s (${e2.nodes} nodes, ${e2.calls} resolved calls)   [target ≥ 4 MB/s]`);
     console.log(`    baseline, 1 worker:                                       ${f(e1.mb_per_s, 2)} MB/s, ${f(e1.files_per_s, 0)} files/s, ${f(e1.nodes_per_s, 0)} nodes/s`);
-    console.log(`  full build, default embedder: ${r.full.build_s} s (${r.full.nodes} nodes, ${r.full.edges} edges, ${r.full.communities} communities), peak RSS ${r.full.peak_rss_mb} MB   [targets: stdlib ≤ 20 s, ≤ 600 MB]`);
+    console.log(`  full build, default embedder: ${r.full.build_s} s (${r.full.nodes} nodes, ${r.full.edges} edges, ${r.full.communities} communities), peak RSS ${r.full.peak_rss_mb} MB (${r.full.peak_rss_with_incremental_mb} MB by the end of the five re-indexes below, warm retriever and build cache resident)   [targets: stdlib ≤ 20 s, ≤ 600 MB]`);
     console.log(`  re-index after changing one file: p50 ${f(r.full.reindex_ms_p50, 0)} ms, max ${f(r.full.reindex_ms_max, 0)} ms (vs. full build ${f(r.full.build_s * 1000, 0)} ms)   [target ≤ 300 ms]`);
   }
 }

@@ -14,6 +14,7 @@ import { resolveProjectRoot } from "../shared/paths.js";
 import { callTool } from "./call.js";
 import { toolList } from "./tool-list.js";
 import { callDaemon } from "./rpc.js";
+import type { HttpServerOptions } from "./http.js";
 
 /** Tools whose answer is a context for the assistant to read: their text content is the context itself. */
 const CONTEXT_TOOLS = new Set(["query", "wakeup", "recursive_query"]);
@@ -23,16 +24,7 @@ export interface ShimOptions {
   backend?: string;
   dbUrl?: string;
   /** HTTP server mode (section 4.3): set only with --port. */
-  http?: {
-    port: number;
-    host?: string;
-    tlsCert?: string;
-    tlsKey?: string;
-    rbac: boolean;
-    rateLimitPerMinute?: number;
-    trustedProxies: string[];
-    directoryFile?: string;
-  };
+  http?: Omit<HttpServerOptions, "project" | "auditMaxBytes">;
 }
 
 const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "directory-file"] as const;

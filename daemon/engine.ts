@@ -337,7 +337,10 @@ export class ProjectEngine {
     const st = this.synapses().stats(a.top);
     return {
       ...st,
-      top_hubs: st.top_hubs.map((h) => ({ ...h, ...(this.describeNode(h.id) ? { name: this.describeNode(h.id)!.name, file_path: this.describeNode(h.id)!.file_path } : {}) })),
+      top_hubs: st.top_hubs.map((h) => {
+        const d = this.describeNode(h.id);
+        return { ...h, ...(d ? { name: d.name, file_path: d.file_path } : {}) };
+      }),
       store: stateDirs(this.root).synapseDb,
     };
   }

@@ -15,11 +15,8 @@ import { stateDirs } from "./paths.js";
 export type EventSource = "daemon" | "cli" | "mcp" | "hook" | "watch" | "serve";
 export type EventKind = "tool_call" | "watch_batch" | "hook" | "build" | "decay" | "reinforce" | "export" | (string & {});
 
-export interface CodememEvent {
-  v: 1;
-  /** ISO 8601 time of the event. */
-  ts: string;
-  pid: number;
+/** Fields a caller chooses; appendEvent adds the rest. */
+interface EventFields {
   source: EventSource;
   kind: EventKind;
   tool?: string;
@@ -29,22 +26,21 @@ export interface CodememEvent {
   files?: string[];
   ms?: number;
   ok?: boolean;
-  /** Present when lists or fields were cut to fit the line limit. */
-  truncated?: true;
   [extra: string]: unknown;
 }
 
+export interface CodememEvent extends EventFields {
+  v: 1;
+  /** ISO 8601 time of the event. */
+  ts: string;
+  pid: number;
+  /** Present when lists or fields were cut to fit the line limit. */
+  truncated?: true;
+}
+
 /** What a caller passes: the event without the fields appendEvent fills in (v, pid; ts if omitted). */
-export interface EventInput {
+export interface EventInput extends EventFields {
   ts?: string;
-  source: EventSource;
-  kind: EventKind;
-  tool?: string;
-  nodes?: string[];
-  files?: string[];
-  ms?: number;
-  ok?: boolean;
-  [extra: string]: unknown;
 }
 
 export interface AppendOptions {

@@ -143,10 +143,6 @@ export class LocalStore {
     return rows.map((r) => ({ ...r, files: JSON.parse(r.files as unknown as string) as string[] }));
   }
 
-  nodeCount(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM nodes").get() as { n: number }).n;
-  }
-
   allNodes(): StoredNode[] {
     return this.db.prepare("SELECT * FROM nodes ORDER BY rowid").all() as StoredNode[];
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
@@ -41,10 +42,94 @@ export interface ResolvedConfig {
     models: { fast: string; reliable: string; specialist: string };
     timeoutMs: number;
   };
-  backend: string;
-  dbUrl?: string;
+  store: StoreSettings;
   debug: boolean;
   eventLog: boolean;
+}
+
+/** Canonical backend names (see docs/backends.md); the accepted spellings map onto them. */
+export const BACKENDS = ["local", "postgres", "lancedb"] as const;
+export type BackendName = (typeof BACKENDS)[number];
+const BACKEND_ALIASES: Record<string, BackendName> = {
+  local: "local", sqlite: "local",
+  postgres: "postgres", postgresql: "postgres", pg: "postgres", pgvector: "postgres",
+  lancedb: "lancedb", lance: "lancedb", offline: "lancedb",
+};
+
+/** Where the index lives. */
+export interface StoreSettings {
+  backend: BackendName;
+  /** postgres: connection URL without a password. */
+  dbUrl?: string;
+  /** postgres: from CODEMEM_DB_PASSWORD, CODEMEM_DB_PASSWORD_FILE or [store] password_file; never logged. */
+  password?: string;
+  /** postgres: the schema holding this project's tables, so projects share a database without interfering. */
+  schema: string;
+  /** postgres: connections in the pool. */
+  poolSize: number;
+}
+
+/** Maps a user's spelling of a backend onto its canonical name, or fails naming the accepted values. */
+export function canonicalBackend(value: string, where: string): BackendName {
+  const b = BACKEND_ALIASES[value.trim().toLowerCase()];
+  if (!b) {
+    throw new CodememError("CONFIG_INVALID", `${where}: unknown backend "${value}"; use local (SQLite, the default), postgres (PostgreSQL + pgvector) or lancedb (embedded files, offline).`, { value });
+  }
+  return b;
+}
+
+/** The backend a project's last successful build used; later commands without flags follow it. */
+export interface StoreChoice {
+  backend: BackendName;
+  db_url?: string;
+  schema?: string;
+}
+
+export function readStoreChoice(root: string): StoreChoice | undefined {
+  const file = stateDirs(root).storeChoice;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined; // none yet, or unreadable: fall back to configuration
+  }
+  const r = raw as Partial<StoreChoice>;
+  const backend = typeof r.backend === "string" ? BACKEND_ALIASES[r.backend] : undefined;
+  if (!backend) return undefined;
+  return { backend, ...(typeof r.db_url === "string" ? { db_url: r.db_url } : {}), ...(typeof r.schema === "string" ? { schema: r.schema } : {}) };
+}
+
+/** Rejects URLs that carry a password (it would show in process lists, shell history and logs). */
+function checkDbUrl(url: string, where: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CodememError("CONFIG_INVALID", `${where}: "${url}" is not a URL; use postgres://user@host:5432/database.`, { value: url });
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
+    throw new CodememError("CONFIG_INVALID", `${where}: "${u.protocol}" URLs are not supported; use postgres://user@host:5432/database.`);
+  }
+  if (u.password) {
+    u.password = "";
+    throw new CodememError(
+      "CONFIG_INVALID",
+      `${where} contains a password; remove it (${u.toString()}) and set CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE instead, so it never appears in process lists or logs.`,
+    );
+  }
+  return url;
+}
+
+/** Printable form of a database URL: no password, no query string. */
+export function redactDbUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.search = "";
+    return u.toString();
+  } catch {
+    return "(invalid URL)";
+  }
 }
 
 export type ConfigFlags = {
@@ -56,12 +141,12 @@ export type ConfigFlags = {
   excludeSecrets?: boolean;
 };
 
-export const DEFAULTS: Omit<ResolvedConfig, "root"> = {
+export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backend: BackendName; poolSize: number } } = {
   build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: false },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
+  store: { backend: "local", poolSize: 4 },
   llm: { models: { fast: "gpt-4o-mini", reliable: "gpt-4o", specialist: "o3-mini" }, timeoutMs: 8000 },
-  backend: "local",
   debug: false,
   eventLog: true,
 };
@@ -236,11 +321,56 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       },
       timeoutMs: int(l, "timeout_ms", file, "llm", 100) ?? DEFAULTS.llm.timeoutMs,
     },
-    backend: flags.backend ?? (env.CODEMEM_BACKEND || undefined) ?? DEFAULTS.backend,
-    dbUrl: flags.dbUrl ?? (env.CODEMEM_DB_URL || undefined),
+    store: resolveStore(root, flags, env, section(doc, "store", file), file),
     debug: proc.debug,
     eventLog: proc.eventLog,
   };
+}
+
+/**
+ * Backend precedence: flags < environment < the project's last build (`.codemem/store.json`) <
+ * codemem.toml [store] < local, highest first. The URL follows the same chain.
+ */
+function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<string, unknown>, file: string): StoreSettings {
+  const recorded = readStoreChoice(root);
+  const tomlBackend = str(t, "backend", file, "store");
+  const backend =
+    flags.backend !== undefined ? canonicalBackend(flags.backend, "--backend")
+    : env.CODEMEM_BACKEND ? canonicalBackend(env.CODEMEM_BACKEND, "CODEMEM_BACKEND")
+    : recorded ? recorded.backend
+    : tomlBackend !== undefined ? canonicalBackend(tomlBackend, `${file}: [store] backend`)
+    : DEFAULTS.store.backend;
+  const fromRecord = recorded?.backend === backend ? recorded : undefined;
+  const tomlUrl = str(t, "db_url", file, "store");
+  const dbUrl =
+    flags.dbUrl !== undefined ? checkDbUrl(flags.dbUrl, "--db-url")
+    : env.CODEMEM_DB_URL ? checkDbUrl(env.CODEMEM_DB_URL, "CODEMEM_DB_URL")
+    : fromRecord?.db_url ?? (tomlUrl !== undefined ? checkDbUrl(tomlUrl, `${file}: [store] db_url`) : undefined);
+  const project = str(t, "project", file, "store");
+  if (project !== undefined && !/^[A-Za-z0-9_]{1,40}$/.test(project)) {
+    fail(file, `[store] project must be 1–40 letters, digits or underscores (it names the database schema); got "${project}".`);
+  }
+  const base = (root.split("/").pop() ?? "project").toLowerCase().replace(/[^a-z0-9_]+/g, "_").slice(0, 24);
+  const schema = project ? `codemem_${project.toLowerCase()}` : fromRecord?.schema ?? `codemem_${base}_${createHash("sha1").update(root).digest("hex").slice(0, 8)}`;
+  return {
+    backend,
+    ...(dbUrl ? { dbUrl } : {}),
+    ...(backend === "postgres" ? { password: dbPassword(env, str(t, "password_file", file, "store")) } : {}),
+    schema,
+    poolSize: int(t, "pool_size", file, "store", 1) ?? DEFAULTS.store.poolSize,
+  };
+}
+
+/** The database password: CODEMEM_DB_PASSWORD, else the first line of CODEMEM_DB_PASSWORD_FILE or [store] password_file. */
+function dbPassword(env: Env, tomlFile: string | undefined): string | undefined {
+  if (env.CODEMEM_DB_PASSWORD) return env.CODEMEM_DB_PASSWORD;
+  const file = env.CODEMEM_DB_PASSWORD_FILE || tomlFile;
+  if (!file) return undefined;
+  try {
+    return fs.readFileSync(file, "utf8").split("\n")[0].trim();
+  } catch (err) {
+    throw new CodememError("CONFIG_INVALID", `The database password file ${file} cannot be read (${(err as NodeJS.ErrnoException).code}); check the path and its permissions.`, { file });
+  }
 }
 
 function findOnPath(cmd: string, pathVar: string | undefined): string | undefined {

@@ -18,6 +18,12 @@ export const ERROR_CODES = [
   "UNKNOWN_OPERATION",
   "BUILD_IN_PROGRESS",
   "DAEMON_UNAVAILABLE",
+  /** The database server cannot be reached (refused, unknown host, timeout). */
+  "BACKEND_UNREACHABLE",
+  /** The database refused our credentials or permissions. */
+  "BACKEND_AUTH_FAILED",
+  /** The backend is reachable but lacks something it needs (the vector extension, a native module). */
+  "BACKEND_UNSUPPORTED",
   "PROVIDER_FAILED",
   "INTERNAL",
 ] as const;
@@ -69,6 +75,9 @@ export function exitCodeFor(code: ErrorCode): number {
     case "GENERATOR_FAILED":
       return 3;
     case "DAEMON_UNAVAILABLE":
+    case "BACKEND_UNREACHABLE":
+    case "BACKEND_AUTH_FAILED":
+    case "BACKEND_UNSUPPORTED":
       return 4;
     default:
       return 1;

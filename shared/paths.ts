@@ -51,6 +51,10 @@ export function stateDirs(root: string) {
     dbFile: path.join(root, "codegraph-out", "codemem_db", "index.db"),
     stateDir: path.join(root, ".codemem"),
     synapseDb: path.join(root, ".codemem", "synapses.db"),
+    /** The backend of the last successful build (backend, URL without password, schema). */
+    storeChoice: path.join(root, ".codemem", "store.json"),
+    /** The offline (LanceDB) backend's tables. */
+    lanceDir: path.join(root, "codegraph-out", "codemem_lance"),
     eventsFile: path.join(root, ".codemem", "events.jsonl"),
     auditDir: path.join(root, ".codemem", "audit"),
     configFile: path.join(root, "codemem.toml"),

@@ -1,0 +1,122 @@
+import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
+import type { NodeRecord } from "../index/resolve.js";
+import type { BackendName } from "../../shared/config.js";
+
+export type { BackendName };
+
+/**
+ * The storage interface every backend implements. A build writes through `apply` (one atomic step:
+ * a concurrent reader sees the old index or the new one, never half); the retriever reads the
+ * catalog once and asks the store for lexical and vector candidates per question.
+ *
+ * Node keys: every node has an integer `rowid` assigned by the store; it is stable until the node's
+ * file is re-indexed. Lexical and vector searches answer with rowids, best first.
+ */
+export interface IndexStore {
+  readonly backend: BackendName;
+  /** Where the index lives, safe to print: a file path, or a URL without password plus schema. */
+  readonly location: string;
+
+  meta(): Promise<Record<string, string>>;
+  files(): Promise<FileRow[]>;
+  /** Stored parse results of every file, for incremental builds. */
+  extracts(): Promise<FileExtract[]>;
+  /** rowid and text hash of the nodes of the given files (for vector reuse). */
+  nodeHashes(files: string[]): Promise<Map<string, { rowid: number; textHash: string }>>;
+  /** Stored vectors by rowid; missing rowids are absent from the answer. */
+  vectors(rowids: number[]): Promise<Map<number, Float32Array>>;
+  edges(): Promise<GraphEdge[]>;
+  communities(): Promise<GraphCommunity[]>;
+  /** Ranking metadata (no code, no vector) of every node, or of the nodes of `files`. */
+  catalog(files?: string[]): Promise<CatalogNode[]>;
+  /** Applies one build atomically. */
+  apply(delta: BuildDelta): Promise<void>;
+  /** Compacts and re-indexes (`build --optimize`). */
+  optimize(): Promise<void>;
+
+  /** Nodes matching any of `words` (already split and lower-cased), best first by BM25 or the backend's equivalent. */
+  lexicalNodes(words: string[], limit: number): Promise<number[]>;
+  /** Files matching any of `words` by whole-file text, best first; answers the file's module-node rowid. */
+  lexicalFiles(words: string[], limit: number): Promise<number[]>;
+  /** Nearest nodes to the unit vector `q` by cosine similarity, best first. */
+  nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]>;
+  /** Source text of one node. */
+  code(rowid: number): Promise<string>;
+  /** Warm caches (if the backend keeps any) re-read these files after a small build. */
+  refresh(files: string[]): Promise<void>;
+  sizeBytes(): Promise<number>;
+  close(): Promise<void>;
+}
+
+
+export interface OpenStoreOptions {
+  /** "read": the index must exist. "build": created when absent. */
+  mode: "read" | "build";
+  /** Vector width, needed to create an index. */
+  dim?: number;
+  /**
+   * A forced build may replace an index that is unreadable, of an older schema, or of another
+   * vector width. The replacement becomes visible only when `apply` commits.
+   */
+  force?: boolean;
+  /** Rows per write batch (`--batch-size`). */
+  batchSize?: number;
+}
+
+/** A node as kept in memory for ranking; code is fetched on demand. */
+export interface CatalogNode {
+  rowid: number;
+  id: string;
+  name: string;
+  type: string;
+  file_path: string;
+  qualified_name: string;
+  signature: string;
+  docstring: string;
+  description: string;
+  line_start: number;
+  line_end: number;
+  language: string;
+  parent: string | null;
+  community: number;
+}
+
+export interface FileRow {
+  path: string;
+  hash: string;
+  size: number;
+  language: string;
+  tokens: number;
+  line_count: number;
+  mtime_ms: number;
+}
+
+/** Everything one build changes, applied in a single transaction. */
+export interface BuildDelta {
+  removedFiles: string[];
+  upsertFiles: { row: FileRow; extract: FileExtract }[];
+  /** Files whose nodes are all replaced by `nodes` (changed, removed, or every file when the graph is external). */
+  replaceNodesOf: string[];
+  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string }[];
+  edgesAdded: GraphEdge[];
+  edgesRemoved: GraphEdge[];
+  communities: GraphCommunity[];
+  /** Community of every node. */
+  communityOf: Map<string, number>;
+  /** Existing nodes whose community moved; all of `communityOf` when absent (after re-clustering). */
+  communityUpdates?: Map<string, number>;
+  meta: Record<string, string>;
+}
+
+/** Text fields of one node for lexical search, most specific first. Identifiers are already split into words. */
+export interface LexicalFields {
+  name: string;
+  qualified: string;
+  signature: string;
+  doc: string;
+  path: string;
+  body: string;
+}
+
+/** BM25 column weights of `LexicalFields` in order: name, qualified name, signature, docstring, path, body. */
+export const LEXICAL_WEIGHTS = [8, 4, 2, 2.5, 3, 1] as const;

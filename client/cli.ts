@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import path from "node:path";
 import { Command, Option } from "commander";
-import { resolveProcessSettings } from "../shared/config.js";
+import { resolveConfig, resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
@@ -66,15 +66,6 @@ function showProgress(root: string): () => void {
   };
 }
 
-function onlyLocalBackend(backend: string | undefined, dbUrl: string | undefined): void {
-  if ((backend && backend !== "local") || dbUrl) {
-    throw new CodememError(
-      "INVALID_ARGUMENT",
-      `backend "${backend ?? "relational"}" is not available in this version; only the embedded "local" backend (SQLite) is. Omit --backend/--db-url.`,
-    );
-  }
-}
-
 export function program(): Command {
   const p = new Command("codemem")
     .description("Local code memory for AI coding assistants: index a project, ask it questions.")
@@ -88,14 +79,16 @@ export function program(): Command {
     .option("--force", "rebuild everything")
     .option("--optimize", "recluster communities, merge FTS segments, ANALYZE and VACUUM after building")
     .option("--batch-size <n>", "nodes per embedding batch", int("--batch-size"))
-    .option("--backend <value>", "storage backend (local)")
-    .option("--db-url <url>", "database URL of the relational backend")
+    .option("--backend <value>", "storage backend: local (SQLite, default), postgres (PostgreSQL + pgvector) or lancedb (embedded files); later commands follow it")
+    .option("--db-url <url>", "postgres URL without password (the password comes from CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE)")
     .option("--exclude-secrets", "leave likely secrets out of the index")
     .addOption(json)
     .action(async (dir, o) => {
-      onlyLocalBackend(o.backend, o.dbUrl);
+      const root = rootOf(dir);
+      // Validated here too, so a bad value fails before a daemon starts.
+      if (o.backend !== undefined || o.dbUrl !== undefined) resolveConfig(root, { backend: o.backend, dbUrl: o.dbUrl });
       const stop = !o.json && process.stderr.isTTY ? showProgress(rootOf(dir)) : undefined;
-      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets ? { exclude_secrets: true } : {}) }, !!o.json, f.formatBuild, stop);
+      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets ? { exclude_secrets: true } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
     });
 
   p.command("stats").description("Index statistics and the synapse store location").argument("<path>").addOption(json)
@@ -163,13 +156,14 @@ export function program(): Command {
       if (r.ok === false) process.exitCode = 1;
     });
 
-  p.command("backend-check").description("Check that a storage backend works here").argument("<backend>", "local").addOption(json)
+  p.command("backend-check").description("Check that a storage backend works here, step by step").argument("<backend>", "local, postgres or lancedb")
+    .option("--db-url <url>", "postgres URL without password (default: CODEMEM_DB_URL or the project's configuration)")
+    .option("--project <path>", "project whose configuration to use (default: the current directory)")
+    .addOption(json)
     .action(async (backend, o) => {
-      if (backend !== "local") {
-        throw new CodememError("INVALID_ARGUMENT", `backend "${backend}" is not available in this version; only "local" (SQLite + sqlite-vec) is.`);
-      }
-      const { checkLocalBackend } = await import("../daemon/store/check.js");
-      const r = checkLocalBackend();
+      const cfg = resolveConfig(path.resolve(o.project ?? process.cwd()), { backend, ...(o.dbUrl !== undefined ? { dbUrl: o.dbUrl } : {}) });
+      const { checkBackend } = await import("../daemon/store/check.js");
+      const r = await checkBackend(cfg);
       o.json ? printJson(r) : r.checks.forEach((c) => console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`));
       if (!r.ok) process.exitCode = 3;
     });

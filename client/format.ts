@@ -24,7 +24,7 @@ export function formatStats(r: Record<string, any>): string {
     `edges          ${n(r.edge_count)}`,
     `files          ${n(r.file_count)} (${n(r.source_tokens)} source tokens)`,
     `last build     ${r.last_build}`,
-    `index          ${r.index_path} (${(r.index_bytes / 1048576).toFixed(1)} MB)`,
+    `index          ${r.backend}: ${r.index_path} (${(r.index_bytes / 1048576).toFixed(1)} MB)`,
     `synapse store  ${r.synapse_store}`,
     `graph source   ${r.graph_source}`,
     `embedder       ${r.embedder}`,

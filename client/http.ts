@@ -292,10 +292,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           return sendJson(res, 503, { ready: false, reason: `${e.code}: ${e.message}` });
         }
       case "/status": {
-        const base = { index_version: INDEX_VERSION, backend: "local", uptime_seconds: Math.floor((Date.now() - started) / 1000) };
+        const base = { index_version: INDEX_VERSION, uptime_seconds: Math.floor((Date.now() - started) / 1000) };
         try {
           const s = await stats();
-          return sendJson(res, 200, { status: "healthy", ...base, nodes_indexed: s.node_count, last_build: s.last_build });
+          return sendJson(res, 200, { status: "healthy", ...base, backend: s.backend, nodes_indexed: s.node_count, last_build: s.last_build });
         } catch (err) {
           const e = asCodememError(err);
           return sendJson(res, 503, { status: "unready", ...base, nodes_indexed: 0, last_build: null, reason: `${e.code}: ${e.message}` });

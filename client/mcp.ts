@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { resolveProcessSettings } from "../shared/config.js";
+import { redactDbUrl, resolveConfig, resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
@@ -83,11 +83,15 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       }
     }
   }
+  const root = project ? resolveProjectRoot(project) : undefined;
   const backend = values.backend as string | undefined;
-  if ((backend && backend !== "local") || values["db-url"]) {
-    throw new CodememError("INVALID_ARGUMENT", `backend "${backend ?? "relational"}" is not available in this version; only "local" is.`);
+  const dbUrl = values["db-url"] as string | undefined;
+  if ((backend !== undefined || dbUrl !== undefined) && !root) {
+    throw new CodememError("INVALID_ARGUMENT", "--backend and --db-url apply to one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");
   }
-  return { project: project ? resolveProjectRoot(project) : undefined, backend, ...(httpOpts ? { http: httpOpts } : {}) };
+  // Validated now (names, URL without password); the daemon serves the backend the project was built on.
+  const store = root && (backend !== undefined || dbUrl !== undefined) ? resolveConfig(root, { backend, dbUrl }).store : undefined;
+  return { project: root, ...(store ? { backend: store.backend, dbUrl: store.dbUrl } : {}), ...(httpOpts ? { http: httpOpts } : {}) };
 }
 
 export function createServer(): McpServer {
@@ -130,6 +134,7 @@ async function main(): Promise<void> {
     process.stderr.write(`codemem-mcp: ${e.code}: ${e.message}\n`);
     process.exit(2);
   }
+  if (opts.backend) await checkServedBackend(opts.project!, opts.backend, opts.dbUrl);
   if (opts.http) {
     // Loaded only in server mode: the stdio shim stays as light as before.
     const { startHttpServer } = await import("./http.js");
@@ -147,6 +152,28 @@ async function main(): Promise<void> {
   log.info("codemem-mcp ready", { project: opts.project });
   // Warm the project's daemon in the background so the first tool call is fast.
   if (opts.project) callDaemon(opts.project, "ping", {}, { source: "mcp" }).catch((err) => log.warn("daemon warm-up failed", { error: (err as Error).message }));
+}
+
+/**
+ * The daemon serves the backend the project was last built on; a server started for another one
+ * would answer from the wrong index, so it refuses to start and says how to move the project.
+ */
+async function checkServedBackend(project: string, backend: string, dbUrl: string | undefined): Promise<void> {
+  let served: { backend: string; index_path: string };
+  try {
+    served = (await callDaemon(project, "stats", { project_path: project }, { source: "mcp" })) as typeof served;
+  } catch (err) {
+    log.warn("no index to serve yet", { error: asCodememError(err).message, fix: `codemem build ${project} --backend ${backend}${dbUrl ? ` --db-url ${dbUrl}` : ""}` });
+    return;
+  }
+  const wantUrl = dbUrl ? redactDbUrl(dbUrl) : undefined;
+  if (served.backend !== backend || (wantUrl && !served.index_path.startsWith(wantUrl))) {
+    process.stderr.write(
+      `codemem-mcp: CONFIG_INVALID: the project's index is on ${served.backend} (${served.index_path}), not ${backend}${wantUrl ? ` at ${wantUrl}` : ""}; ` +
+        `move it with \`codemem build ${project} --backend ${backend}${dbUrl ? ` --db-url ${dbUrl}` : ""}\`, or drop --backend/--db-url.\n`,
+    );
+    process.exit(2);
+  }
 }
 
 /** True when this module is the process's entry point (also through an npm bin symlink), not imported by client/http.ts. */

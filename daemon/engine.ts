@@ -1,9 +1,10 @@
 import fs from "node:fs";
+import path from "node:path";
 import type { z } from "zod";
-import { resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
+import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
-import { resolveProjectRoot, stateDirs, toProjectPath } from "../shared/paths.js";
+import { resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import { buildIndex, type BuildCache, type BuildProgress } from "./index/build.js";
@@ -16,7 +17,7 @@ import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
 import { recursiveQuery } from "./retrieve/recursive.js";
 import { Retriever } from "./retrieve/retriever.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
-import { LocalStore } from "./store/local.js";
+import { openStore } from "./store/open.js";
 import { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
 import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
@@ -34,13 +35,15 @@ export interface EngineOptions {
 }
 
 const FRESHNESS_TTL_MS = 1500;
+/** A replaced reader stays open this long, so answers already under way on it finish. */
+const READER_CLOSE_DELAY_MS = 10_000;
 /** Tool calls whose answers teach the synapse store. Benchmarks and maintenance do not. */
 const REINFORCING = new Set(["query", "search", "skeleton", "recursive_query", "synaptic_neighbors"]);
 
 /** All operations for one project. The daemon holds one warm engine per project root. */
 export class ProjectEngine {
   private embedderP?: Promise<Embedder>;
-  private ret?: Retriever;
+  private ret?: Promise<Retriever>;
   private building: Promise<unknown> = Promise.resolve();
   private freshCache?: { at: number; value: FreshnessT };
   private pool: ParsePool;
@@ -51,7 +54,7 @@ export class ProjectEngine {
 
   private constructor(
     readonly root: string,
-    readonly cfg: ResolvedConfig,
+    public cfg: ResolvedConfig,
     private readonly opts: EngineOptions,
   ) {
     this.pool = new ParsePool(cfg.build.workers);
@@ -70,18 +73,23 @@ export class ProjectEngine {
     return this.embedderP;
   }
 
-  /** The warm read view of the index; opened on first use, reopened after every build. */
-  retriever(): Retriever {
-    if (!this.ret) {
-      const store = LocalStore.open(stateDirs(this.root).dbFile, { create: false, readonly: true });
-      this.ret = new Retriever(store);
-    }
+  /** The warm read view of the index; opened on first use, reopened after large builds. */
+  retriever(): Promise<Retriever> {
+    this.ret ??= openStore(this.cfg, { mode: "read" })
+      .then((store) => Retriever.open(store).catch(async (err) => {
+        await store.close();
+        throw err;
+      }))
+      .catch((err) => {
+        this.ret = undefined;
+        throw err;
+      });
     return this.ret;
   }
 
-  private retrieverOrUndefined(): Retriever | undefined {
+  private async retrieverOrUndefined(): Promise<Retriever | undefined> {
     try {
-      return this.retriever();
+      return await this.retriever();
     } catch {
       return undefined; // no code index yet
     }
@@ -104,9 +112,13 @@ export class ProjectEngine {
 
   async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
-    const cfg = { ...this.cfg, build: { ...this.cfg.build, batchSize: a.batch_size ?? this.cfg.build.batchSize, excludeSecrets: a.exclude_secrets ?? this.cfg.build.excludeSecrets } };
+    // A build naming a backend moves the project to it; later commands follow (`.codemem/store.json`).
+    const base = a.backend !== undefined || a.db_url !== undefined ? resolveConfig(this.root, { ...this.opts.flags, backend: a.backend ?? this.cfg.store.backend, dbUrl: a.db_url }) : this.cfg;
+    const cfg = { ...base, build: { ...base.build, batchSize: a.batch_size ?? base.build.batchSize, excludeSecrets: a.exclude_secrets ?? base.build.excludeSecrets } };
     const run = this.building.then(async () => {
       try {
+        const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
+        if (moved) this.buildCache = {}; // the warm extracts describe the other backend's index
         const r = await buildIndex(cfg, {
           force: a.force,
           optimize: a.optimize,
@@ -119,7 +131,11 @@ export class ProjectEngine {
           },
           deferGraphFile: opts.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
         });
-        this.afterBuild(r);
+        writeStoreChoice(this.root, cfg.store);
+        if (moved) {
+          this.cfg = base;
+          await this.invalidate();
+        } else await this.afterBuild(r);
         return r;
       } catch (err) {
         this.buildCache = {}; // the next build reloads from the index, which the failed build left intact
@@ -149,27 +165,36 @@ export class ProjectEngine {
   }
 
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
-  private afterBuild(r: { changed_paths: string[]; reclustered: boolean }): void {
+  private async afterBuild(r: { changed_paths: string[]; reclustered: boolean }): Promise<void> {
     this.freshCache = undefined;
     const cache = this.buildCache.value;
-    if (this.ret && cache && !r.reclustered && r.changed_paths.length <= 50) {
-      this.ret.refresh(r.changed_paths, cache.edges, cache.communityOf);
+    const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
+    if (warm && cache && !r.reclustered && r.changed_paths.length <= 50) {
+      await warm.refresh(r.changed_paths, cache.edges, cache.communityOf);
     } else this.invalidate();
   }
 
-  /** Drops warm state after the index changed underneath. */
-  invalidate(): void {
-    this.ret?.store.close();
+  /**
+   * Drops warm state after the index changed underneath. The old reader closes a little later, so
+   * answers already under way on it finish.
+   */
+  invalidate(opts: { now?: boolean } = {}): Promise<void> {
+    const old = this.ret;
     this.ret = undefined;
     this.freshCache = undefined;
+    if (!old) return Promise.resolve();
+    const close = () => old.then((r) => r.store.close()).catch(() => {});
+    if (opts.now) return close();
+    setTimeout(close, READER_CLOSE_DELAY_MS).unref();
+    return Promise.resolve();
   }
 
   /** Files changed on disk since the last build (by size and mtime), cached briefly. */
-  freshness(): FreshnessT {
+  async freshness(): Promise<FreshnessT> {
     const now = Date.now();
     if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
-    const r = this.retriever();
-    const indexed = new Map(r.store.files().map((f) => [f.path, f]));
+    const r = await this.retriever();
+    const indexed = r.files;
     const pending: string[] = [];
     const seen = new Set<string>();
     for (const f of discover(this.cfg).files) {
@@ -189,27 +214,28 @@ export class ProjectEngine {
 
   async stats(input: Input<typeof ops.stats>): Promise<Output<typeof ops.stats>> {
     this.parse(ops.stats, input);
-    const r = this.retriever();
+    const r = await this.retriever();
     const m = r.meta;
     return {
       node_count: r.nodes.length,
       community_count: r.communities.length,
       last_build: m.built_at ?? "",
       edge_count: Number(m.edge_count ?? 0),
-      file_count: r.fileTokens.size,
+      file_count: r.files.size,
       source_tokens: Number(m.total_tokens ?? 0),
-      index_path: r.store.file,
-      index_bytes: r.store.sizeBytes(),
+      backend: r.store.backend,
+      index_path: r.store.location,
+      index_bytes: await r.store.sizeBytes(),
       synapse_store: stateDirs(this.root).synapseDb,
       graph_source: m.graph_source ?? "builtin",
       embedder: m.embedder ?? "",
-      freshness: this.freshness(),
+      freshness: await this.freshness(),
     };
   }
 
   private async checkEmbedder(): Promise<Embedder> {
     const e = await this.embedder();
-    const built = this.retriever().meta.embedder;
+    const built = (await this.retriever()).meta.embedder;
     if (built && built !== e.id) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);
     }
@@ -219,7 +245,7 @@ export class ProjectEngine {
   async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
-    const hits = await this.retriever().search(a.query, e, a.limit, this.recall());
+    const hits = await (await this.retriever()).search(a.query, e, a.limit, this.recall());
     return {
       results: hits.map((h) => ({
         id: h.node.id,
@@ -235,26 +261,26 @@ export class ProjectEngine {
         description: h.node.description,
         via: h.via,
       })),
-      freshness: this.freshness(),
+      freshness: await this.freshness(),
     };
   }
 
   async query(input: Input<typeof ops.query>): Promise<Output<typeof ops.query>> {
     const a = this.parse(ops.query, input);
     const e = await this.checkEmbedder();
-    const r = this.retriever();
+    const r = await this.retriever();
     const budget = a.budget ?? this.cfg.query.budget;
     const hits = await r.search(a.question, e, 40, this.recall());
-    const freshness = this.freshness();
-    const out = assembleQuery(r, hits, budget, freshness);
+    const freshness = await this.freshness();
+    const out = await assembleQuery(r, hits, budget, freshness);
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
   }
 
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
     this.parse(ops.wakeup, input);
-    const freshness = this.freshness();
-    const out = assembleWakeup(this.retriever(), this.cfg.query.wakeupBudget, freshness);
+    const freshness = await this.freshness();
+    const out = assembleWakeup(await this.retriever(), this.cfg.query.wakeupBudget, freshness);
     return { ...out, tokenizer: TOKENIZER, freshness };
   }
 
@@ -264,19 +290,19 @@ export class ProjectEngine {
     if (!fs.existsSync(`${this.root}/${rel}`)) {
       throw new CodememError("PATH_NOT_FOUND", `${a.file_path} does not exist in ${this.root}; pass a path inside the project.`, { value: a.file_path });
     }
-    const r = this.retriever();
-    if (!r.fileTokens.has(rel)) {
+    const r = await this.retriever();
+    if (!r.files.has(rel)) {
       throw new CodememError("FILE_NOT_INDEXED", `${rel} is not in the index (not a supported language, excluded, or added since the last build); run \`codemem build\` or check exclude_patterns.`, { value: rel });
     }
     const sk = renderSkeleton(r, rel);
-    return { ...sk, tokens: countTokens(sk.outline), file_tokens: r.fileTokens.get(rel) ?? 0, freshness: this.freshness() };
+    return { ...sk, tokens: countTokens(sk.outline), file_tokens: r.files.get(rel)?.tokens ?? 0, freshness: await this.freshness() };
   }
 
   async recursive_query(input: Input<typeof ops.recursiveQuery>): Promise<Output<typeof ops.recursiveQuery>> {
     const a = this.parse(ops.recursiveQuery, input);
     const e = await this.checkEmbedder();
-    const r = this.retriever();
-    const freshness = this.freshness();
+    const r = await this.retriever();
+    const freshness = await this.freshness();
     const out = await recursiveQuery(r, e, this.cfg, a.question, a.budget ?? Math.round(this.cfg.query.budget * 1.5), freshness);
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
@@ -287,7 +313,7 @@ export class ProjectEngine {
     const a = this.parse(ops.queryDocs, input);
     // Documents follow the code index's secret policy (recorded by its last build); a change of
     // policy rebuilds the documents index, which only holds derivable data.
-    const redact = this.retrieverOrUndefined()?.meta.exclude_secrets === "true" || this.cfg.build.excludeSecrets;
+    const redact = (await this.retrieverOrUndefined())?.meta.exclude_secrets === "true" || this.cfg.build.excludeSecrets;
     const policyFile = DocsIndex.fileFor(this.root) + ".redact";
     const previous = fs.existsSync(policyFile) ? fs.readFileSync(policyFile, "utf8").trim() : undefined;
     if (previous !== undefined && previous !== String(redact)) {
@@ -314,15 +340,19 @@ export class ProjectEngine {
     return (seeds) => new Map(this.synapses().neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation]));
   }
 
-  private describeNode = (id: string) => {
-    const n = this.retriever().byId.get(id);
-    return n ? { name: n.qualified_name, file_path: n.file_path, line_start: n.line_start } : undefined;
-  };
+  /** Name and place of a node for synapse reports; ids missing from the index stay undescribed. */
+  private async describer(): Promise<(id: string) => { name: string; file_path: string; line_start: number } | undefined> {
+    const r = await this.retrieverOrUndefined();
+    return (id) => {
+      const n = r?.byId.get(id);
+      return n ? { name: n.qualified_name, file_path: n.file_path, line_start: n.line_start } : undefined;
+    };
+  }
 
   async synaptic_neighbors(input: Input<typeof ops.synapticNeighbors>): Promise<Output<typeof ops.synapticNeighbors>> {
     const a = this.parse(ops.synapticNeighbors, input);
     if (!a.query && !a.node_ids?.length) throw new CodememError("INVALID_ARGUMENT", "codemem_synaptic_neighbors needs `query` or `node_ids` to choose the seed nodes.");
-    const r = this.retriever();
+    const r = await this.retriever();
     const seeds = a.node_ids?.length ? a.node_ids.filter((id) => r.byId.has(id)) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
     const found = fs.existsSync(stateDirs(this.root).synapseDb) ? this.synapses().neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) : [];
     const neighbors = found.flatMap((n) => {
@@ -335,10 +365,11 @@ export class ProjectEngine {
   async synapse_stats(input: Input<typeof ops.synapseStats>): Promise<Output<typeof ops.synapseStats>> {
     const a = this.parse(ops.synapseStats, input);
     const st = this.synapses().stats(a.top);
+    const describe = await this.describer();
     return {
       ...st,
       top_hubs: st.top_hubs.map((h) => {
-        const d = this.describeNode(h.id);
+        const d = describe(h.id);
         return { ...h, ...(d ? { name: d.name, file_path: d.file_path } : {}) };
       }),
       store: stateDirs(this.root).synapseDb,
@@ -354,7 +385,7 @@ export class ProjectEngine {
 
   async export_synapse_memory(input: Input<typeof ops.exportSynapseMemory>): Promise<Output<typeof ops.exportSynapseMemory>> {
     const a = this.parse(ops.exportSynapseMemory, input);
-    const markdown = renderSynapseMarkdown(this.synapses(), this.describeNode, { limit: a.limit });
+    const markdown = renderSynapseMarkdown(this.synapses(), await this.describer(), { limit: a.limit });
     const { written } = exportSynapseMemory(this.root, markdown);
     return { written, tokens: countTokens(markdown), markdown };
   }
@@ -362,7 +393,7 @@ export class ProjectEngine {
   /** Hooks report touched files: their module nodes and the symbols cited for them reinforce together. */
   async hook_event(input: Input<typeof ops.hookEvent>): Promise<Output<typeof ops.hookEvent>> {
     const a = this.parse(ops.hookEvent, input);
-    const r = this.retrieverOrUndefined();
+    const r = await this.retrieverOrUndefined();
     if (!r) return { reinforced_pairs: 0, nodes: 0 }; // hooks may be installed before the first build
     const ids = a.files
       .map((f) => {
@@ -382,9 +413,9 @@ export class ProjectEngine {
   }
 
   /** A watch batch: the files changed together are associated. */
-  recordWatchBatch(files: string[]): void {
+  async recordWatchBatch(files: string[]): Promise<void> {
     if (!this.sideEffects) return;
-    const r = this.retriever();
+    const r = await this.retriever();
     const ids = files.filter((f) => r.byId.has(f));
     if (ids.length > 1) this.synapses().reinforce(ids, { source: "watch" });
     appendEvent(this.root, { source: "watch", kind: "watch_batch", files: files.slice(0, 50), nodes: ids.slice(0, 50) });
@@ -424,13 +455,21 @@ export class ProjectEngine {
       clearTimeout(this.graphWrite.timer);
       this.graphWrite.write();
     }
-    this.invalidate();
+    await this.invalidate({ now: true });
     await this.pool.close();
     this.docs?.close();
     this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }
+}
+
+/** Records the backend of the last successful build, without secrets, for commands that name none. */
+function writeStoreChoice(root: string, s: StoreSettings): void {
+  const choice: StoreChoice = { backend: s.backend, ...(s.dbUrl ? { db_url: s.dbUrl } : {}), ...(s.backend === "postgres" ? { schema: s.schema } : {}) };
+  const file = stateDirs(root).storeChoice;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
 }
 
 function ratio(source: number, used: number): number {

@@ -226,9 +226,9 @@ async function main(): Promise<void> {
 
   ensureWatcher();
   // Warm the read path so the first query does not pay for opening the index.
-  if (fs.existsSync(stateDirs(root).dbFile)) {
+  if (fs.existsSync(stateDirs(root).dbFile) || fs.existsSync(stateDirs(root).storeChoice)) {
     try {
-      engine.retriever();
+      await engine.retriever();
       await engine.embedder();
     } catch (err) {
       log.warn("warm-up failed; requests will report the problem", { error: (err as Error).message });

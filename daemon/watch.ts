@@ -15,7 +15,7 @@ export interface WatchTarget {
   markChanged(): void;
   build(input: { project_path: string }, opts?: { deferGraphFile?: boolean }): Promise<{ files_changed: number; files_removed: number }>;
   /** The files of one batch changed together: the synapse store learns that. */
-  recordWatchBatch?(files: string[]): void;
+  recordWatchBatch?(files: string[]): Promise<void>;
 }
 
 export interface WatchOptions {
@@ -168,7 +168,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       try {
         target.markChanged();
         const r = await target.build({ project_path: root }, { deferGraphFile: true });
-        target.recordWatchBatch?.(files);
+        await target.recordWatchBatch?.(files);
         rec = { files: files.length, changed: r.files_changed, removed: r.files_removed, ms: Math.round(performance.now() - started), at: new Date().toISOString() };
         log.info("watch batch", { files: files.length, sample: files.slice(0, 5), changed: r.files_changed, removed: r.files_removed, ms: rec.ms });
       } catch (err) {

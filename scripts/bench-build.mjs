@@ -19,7 +19,7 @@ if (process.argv[2] === "--child-build") {
   const r = await e.build({ project_path: dir, force: true });
   const buildPeak = Math.round(process.resourceUsage().maxRSS / 1024);
   // Re-index after one edit, five times.
-  const files = e.retriever().store.files().filter((f) => f.size > 4000 && f.size < 40000);
+  const files = [...(await e.retriever()).files.values()].filter((f) => f.size > 4000 && f.size < 40000);
   const times = [];
   for (let i = 0; i < 5; i++) {
     const f = files[(i * 7919) % files.length];

@@ -53,7 +53,7 @@ for (const [name, c] of Object.entries(spec.corpora)) {
   }
 
   // Baseline 1: every indexed file pasted whole.
-  const files = engine.retriever().fileTokens;
+  const files = new Map([...(await engine.retriever()).files].map(([p, f]) => [p, f.tokens]));
   const wholeTokens = [...files.values()].reduce((a, b) => a + b, 0);
   // Baseline 2: whole-file BM25 (FTS5 over split words of each file), top-3 files cut to codemem's mean budget.
   const budget = Math.round(mean(rows.map((r) => r.tokens)));

@@ -43,13 +43,13 @@ async function measure(recallOn) {
 // the assistant opens the area's files' outlines and searches for their symbols, three passes.
 const engine = await ProjectEngine.open(work);
 await engine.build({ project_path: work, force: true });
-const areaFiles = [...engine.retriever().fileTokens.keys()].filter((f) => f.startsWith(area));
+const areaFiles = [...(await engine.retriever()).files.keys()].filter((f) => f.startsWith(area));
 const goldFiles = new Set(qs.filter(inArea).flatMap((q) => q.gold_files));
 const session = [...goldFiles, ...areaFiles.filter((f) => !goldFiles.has(f)).slice(0, 10)];
 let calls = 0;
 for (let pass = 0; pass < 3; pass++) {
   for (const f of session) {
-    if (!engine.retriever().fileTokens.has(f)) continue; // e.g. generated files, which are not indexed
+    if (!(await engine.retriever()).files.has(f)) continue; // e.g. generated files, which are not indexed
     const sk = await engine.dispatch("skeleton", { project_path: work, file_path: f });
     calls++;
     for (const sym of sk.symbols.slice(0, 3)) {

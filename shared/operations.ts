@@ -43,6 +43,8 @@ export const build = op({
     optimize: z.boolean().default(false),
     batch_size: z.number().int().min(1).max(100000).optional(),
     exclude_secrets: z.boolean().optional(),
+    backend: z.string().optional().describe("local | postgres | lancedb; later calls follow it"),
+    db_url: z.string().optional().describe("postgres URL without password"),
   },
   output: {
     nodes_processed: z.number().int(),
@@ -70,6 +72,7 @@ export const stats = op({
     node_count: z.number().int(),
     community_count: z.number().int(),
     last_build: z.string(),
+    backend: z.string(),
     edge_count: z.number().int(),
     file_count: z.number().int(),
     source_tokens: z.number().int(),

@@ -4,7 +4,8 @@ import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import { stateDirs } from "../../shared/paths.js";
-import { LocalStore, type BuildDelta, type FileRow } from "../store/local.js";
+import { openStore } from "../store/open.js";
+import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { detectCommunities, nameCommunities } from "./communities.js";
 import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -82,42 +83,24 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const source = graphSourceOf(cfg);
 
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
-  let existed = LocalStore.exists(dirs.dbFile);
-  let store: LocalStore;
+  const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize });
   try {
-    store = LocalStore.open(dirs.dbFile, { create: true, dim: embedder.dim });
-  } catch (err) {
-    // An old or damaged index cannot be read; --force rebuilds it beside the old file and swaps at the end.
-    if (!opts.force || (err as CodememError).code !== "INDEX_CORRUPT") throw err;
-    fs.rmSync(dirs.dbFile + ".new", { force: true });
-    store = LocalStore.open(dirs.dbFile + ".new", { create: true, dim: embedder.dim });
-    existed = false;
-  }
-  try {
-    const builtWith = store.meta("embedder");
-    const storedDim = Number(store.meta("dim"));
+    const stored = await store.meta();
+    const builtWith = stored.embedder;
     // A change of graph source (external ↔ built-in) replaces every node: ids are not comparable.
-    const sourceChanged = !!store.meta("graph_source") && store.meta("graph_source") !== source;
+    const sourceChanged = !!stored.graph_source && stored.graph_source !== source;
     // Turning secret redaction on or off changes every file's indexed text.
-    const secretsChanged = (store.meta("exclude_secrets") ?? "false") !== String(cfg.build.excludeSecrets);
-    let force = !!opts.force || !existed || !builtWith || sourceChanged || (existed && secretsChanged);
-    if (builtWith && builtWith !== embedder.id) {
-      if (!opts.force) {
-        throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
-      }
-    }
-    if (force && storedDim !== embedder.dim) {
-      // A new vector width needs a new file: build it beside the old one and swap at the end.
-      store.close();
-      fs.rmSync(dirs.dbFile + ".new", { force: true });
-      store = LocalStore.open(dirs.dbFile + ".new", { create: true, dim: embedder.dim });
-      force = true;
+    const secretsChanged = (stored.exclude_secrets ?? "false") !== String(cfg.build.excludeSecrets);
+    // A fresh (or replaced) index has no embedder recorded: everything is built.
+    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged;
+    if (builtWith && builtWith !== embedder.id && !opts.force) {
+      throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
     }
 
     progress({ phase: "scan", done: 0, total: 0 });
     const found = discover(cfg);
     const skipped = [...found.skipped];
-    const previous = new Map(store.files().map((f) => [f.path, f]));
+    const previous = new Map((await store.files()).map((f) => [f.path, f]));
     const changed: { row: FileRow; source: string }[] = [];
     const current = new Set<string>();
     for (const c of found.files) {
@@ -173,9 +156,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const freshByPath = new Map(fresh.map((e) => [e.path, e]));
     const upserts: { row: FileRow; extract: FileExtract }[] = [];
     const warm = force ? undefined : opts.cache?.value;
-    const stored = force ? [] : warm ? [...warm.extracts.values()] : store.extracts();
+    const storedExtracts = force ? [] : warm ? [...warm.extracts.values()] : await store.extracts();
     const extracts = new Map<string, FileExtract>();
-    for (const e of stored) if (current.has(e.path)) extracts.set(e.path, e);
+    for (const e of storedExtracts) if (current.has(e.path)) extracts.set(e.path, e);
     for (const c of changed) {
       const e = freshByPath.get(c.row.path) ?? (c.source === "" ? extracts.get(c.row.path) : undefined);
       if (!e) {
@@ -207,7 +190,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of previous.keys()) touched.add(f);
     } else {
       ({ nodes, edges } = resolveGraph([...extracts.values()]));
-      const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map(store.allNodes().map((n) => [n.id, n.community]));
+      const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
       if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
         ({ communityOf, communities } = detectCommunities(nodes, edges));
@@ -221,16 +204,23 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     lap("resolve");
     // Embed only nodes whose text changed; reuse stored vectors otherwise.
     const children = childNamesByParent(nodes);
-    const prevHashes = force ? new Map() : store.nodeHashes([...touched]);
-    const delta: BuildDelta["nodes"] = [];
-    const toEmbed: { i: number; text: string }[] = [];
+    const prevHashes = force ? new Map<string, { rowid: number; textHash: string }>() : await store.nodeHashes([...touched]);
+    const texts = new Map<NodeRecord, { text: string; lexical: ReturnType<typeof lexicalFields>; hash: string }>();
     for (const n of nodes) {
       if (!touched.has(n.file_path)) continue;
       const text = embeddingText(n, children.get(n.id) ?? []);
       const lexical = lexicalFields(n, children.get(n.id) ?? []);
-      const h = textHash(text, lexical);
+      texts.set(n, { text, lexical, hash: textHash(text, lexical) });
+    }
+    const reusable = await store.vectors([...texts].flatMap(([n, t]) => {
       const prev = prevHashes.get(n.id);
-      const reused = prev && prev.textHash === h ? store.vector(prev.rowid) : undefined;
+      return prev && prev.textHash === t.hash ? [prev.rowid] : [];
+    }));
+    const delta: BuildDelta["nodes"] = [];
+    const toEmbed: { i: number; text: string }[] = [];
+    for (const [n, { text, lexical, hash: h }] of texts) {
+      const prev = prevHashes.get(n.id);
+      const reused = prev && prev.textHash === h ? reusable.get(prev.rowid) : undefined;
       delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf, cfg.build.excludeSecrets) : undefined });
       if (!reused) toEmbed.push({ i: delta.length - 1, text });
     }
@@ -244,13 +234,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     lap("embed");
     progress({ phase: "write", done: 0, total: 1 });
-    const oldEdges = force ? [] : warm ? warm.edges : store.edges();
+    const oldEdges = force ? [] : warm ? warm.edges : await store.edges();
     const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
     const oldKeys = new Set(oldEdges.map(key));
     const newKeys = new Set(edges.map(key));
     const totalTokens = [...extracts.values()].reduce((s, e) => s + e.tokens, 0);
     const builtAt = new Date().toISOString();
-    store.apply({
+    await store.apply({
       removedFiles: removed,
       upsertFiles: upserts,
       replaceNodesOf: [...touched],
@@ -275,14 +265,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       },
     });
     lap("write");
-    if (opts.optimize) store.optimize();
+    if (opts.optimize) await store.optimize();
     if (opts.cache) opts.cache.value = { extracts, edges, communityOf };
-    const isNew = store.file !== dirs.dbFile;
-    store.close();
-    if (isNew) {
-      for (const s of ["-wal", "-shm"]) fs.rmSync(dirs.dbFile + s, { force: true });
-      fs.renameSync(dirs.dbFile + ".new", dirs.dbFile);
-    }
+    await store.close();
 
     if (source === "builtin") {
       for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
@@ -312,7 +297,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     log.debug("build finished", { ...result, skipped: skipped.length, phases_ms: phases });
     return result;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { LexicalFields } from "../store/local.js";
+import type { LexicalFields } from "../store/types.js";
 import type { NodeRecord } from "./resolve.js";
 import { identifiersOf, splitWords } from "./text.js";
 

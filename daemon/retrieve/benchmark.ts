@@ -27,8 +27,8 @@ function loadQuestions(root: string, file: string): Question[] {
 }
 
 /** Questions derived from the project: documented symbols, asked by their documentation without their name. */
-function deriveQuestions(engine: ProjectEngine, limit: number): Question[] {
-  const r = engine.retriever();
+async function deriveQuestions(engine: ProjectEngine, limit: number): Promise<Question[]> {
+  const r = await engine.retriever();
   const documented = r.nodes.filter((n) => n.type !== "module" && firstSentence(n.docstring).split(" ").length >= 5);
   const step = Math.max(1, Math.floor(documented.length / limit));
   const out: Question[] = [];
@@ -42,7 +42,7 @@ function deriveQuestions(engine: ProjectEngine, limit: number): Question[] {
 
 /** Runs questions through query and search without side effects; reports per-query rows and averages. */
 export async function runBenchmark(engine: ProjectEngine, questionsFile: string | undefined, limit: number | undefined) {
-  const qs = questionsFile ? loadQuestions(engine.root, questionsFile) : deriveQuestions(engine, limit ?? 20);
+  const qs = questionsFile ? loadQuestions(engine.root, questionsFile) : await deriveQuestions(engine, limit ?? 20);
   const picked = qs.slice(0, limit ?? qs.length);
   const results: BenchmarkRowT[] = [];
   for (const q of picked) {

@@ -39,7 +39,7 @@ function cutToTokens(text: string, budget: number): string {
 
 export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
   const langs = [...new Set(r.nodes.map((n) => n.language))].sort().join(", ");
-  const files = r.fileTokens.size;
+  const files = r.files.size;
   const symbols = r.nodes.filter((n) => n.type !== "module").length;
   // Freshness first: it must survive when the line is cut to a small budget.
   const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
@@ -75,7 +75,7 @@ function firstParagraph(doc: string, maxChars: number): string {
 }
 
 /** Renders one code entry at a given detail: 2 = code, 1 = signature + doc, 0 = citation line only. */
-function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number): string {
+async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number): Promise<string> {
   const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}`;
   if (detail === 0) return head;
   const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
@@ -84,7 +84,7 @@ function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: numbe
     return [head, doc, names.length ? `defines: ${names.join(", ")}` : ""].filter(Boolean).join("\n");
   }
   if (detail === 1 || codeBudget <= 0) return [head, n.signature, doc ? `  ${doc}` : ""].filter(Boolean).join("\n");
-  const code = r.code(n);
+  const code = await r.code(n);
   const lines = code.split("\n");
   const kept: string[] = [];
   for (const l of lines) {
@@ -97,7 +97,7 @@ function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: numbe
 }
 
 /** Assembles the layered answer (L0 identity, L1 architecture, L2 areas, L3 code) within `budget` tokens. */
-export function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshness: FreshnessT): Assembled {
+export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshness: FreshnessT): Promise<Assembled> {
   const b0 = Math.floor(budget * SHARES.L0);
   const b1 = Math.floor(budget * SHARES.L1);
   const b2 = Math.floor(budget * SHARES.L2);
@@ -125,7 +125,7 @@ export function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshne
     const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
     let text = "";
     for (const detail of lead > 0 ? [2, 1, 0] : [1, 0]) {
-      const t = renderEntry(r, n, detail, lead);
+      const t = await renderEntry(r, n, detail, lead);
       if (countTokens(t) + 1 <= left) {
         text = t;
         break;

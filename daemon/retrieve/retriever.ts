@@ -1,26 +1,10 @@
-import type Database from "better-sqlite3";
 import type { Embedder } from "../index/embed/embedder.js";
 import { contentWords, splitWords } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
-import { LocalStore } from "../store/local.js";
+import type { CatalogNode, FileRow, IndexStore } from "../store/types.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
-export interface MemNode {
-  rowid: number;
-  id: string;
-  name: string;
-  type: string;
-  file_path: string;
-  qualified_name: string;
-  signature: string;
-  docstring: string;
-  description: string;
-  line_start: number;
-  line_end: number;
-  language: string;
-  parent: string | null;
-  community: number;
-}
+export type MemNode = CatalogNode;
 
 export interface Hit {
   node: MemNode;
@@ -37,181 +21,103 @@ const RECALL_WEIGHT = 0.15;
 /** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
 const FILE_WEIGHT = 2.5;
 const FILE_CANDIDATES = 30;
-/** BM25 column weights: name, qualified name, signature, docstring, path, body identifiers. */
-const BM25_WEIGHTS = [8, 4, 2, 2.5, 3, 1];
 
-/** The warm, read-only view of one index used to answer questions. */
+/**
+ * The warm, read-only view of one index used to answer questions: the catalog (ranking metadata of
+ * every node), the graph's adjacency, communities and file rows stay in memory; lexical and vector
+ * candidates and code come from the store, whatever its backend.
+ */
 export class Retriever {
-  nodes: MemNode[];
+  nodes: MemNode[] = [];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
   neighbors = new Map<string, { id: string; type: string }[]>();
-  communities: GraphCommunity[];
-  meta: Record<string, string>;
-  private vectors: Float32Array;
-  private rowIndex: Map<number, number>;
-  readonly dim: number;
-  private readonly ftsStmt: Database.Statement;
-  private readonly ftsFileStmt: Database.Statement;
-  private readonly codeStmt: Database.Statement;
-  fileTokens: Map<string, number>;
+  communities: GraphCommunity[] = [];
+  meta: Record<string, string> = {};
+  /** Indexed files by path (size and mtime answer freshness; tokens the baselines). */
+  files = new Map<string, FileRow>();
 
-  constructor(readonly store: LocalStore) {
-    const db = store.db;
-    this.meta = store.allMeta();
-    this.nodes = db
-      .prepare("SELECT rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community FROM nodes ORDER BY rowid")
-      .all() as MemNode[];
-    for (const n of this.nodes) {
-      this.byId.set(n.id, n);
-      this.byRowid.set(n.rowid, n);
-    }
-    this.neighbors = adjacency(store.edges());
-    this.communities = store.communities();
-    this.dim = Number(this.meta.dim);
-    this.vectors = new Float32Array(this.nodes.length * this.dim);
-    this.rowIndex = new Map();
-    let i = 0;
-    for (const r of db.prepare("SELECT rowid, embedding FROM vec_nodes").iterate() as Iterable<{ rowid: number; embedding: Buffer }>) {
-      const v = new Float32Array(r.embedding.buffer, r.embedding.byteOffset, this.dim);
-      this.vectors.set(v, i * this.dim);
-      this.rowIndex.set(i, Number(r.rowid));
-      i++;
-    }
-    this.vectorCount = i;
-    this.ftsStmt = db.prepare(
-      `SELECT rowid, bm25(fts_nodes, ${BM25_WEIGHTS.join(", ")}) AS score FROM fts_nodes WHERE fts_nodes MATCH ? ORDER BY score LIMIT ${CANDIDATES}`,
-    );
-    this.ftsFileStmt = db.prepare(`SELECT rowid FROM fts_files WHERE fts_files MATCH ? ORDER BY bm25(fts_files, 2, 1) LIMIT ${FILE_CANDIDATES}`);
-    this.codeStmt = db.prepare("SELECT code FROM nodes WHERE rowid = ?");
-    this.fileTokens = new Map(store.files().map((f) => [f.path, f.tokens]));
+  private constructor(readonly store: IndexStore) {}
+
+  static async open(store: IndexStore): Promise<Retriever> {
+    const r = new Retriever(store);
+    r.setNodes(await store.catalog());
+    r.neighbors = adjacency(await store.edges());
+    await r.reloadSmall();
+    return r;
   }
-  private vectorCount: number;
 
-  /**
-   * Applies a small build without a full reload: the nodes and vectors of `files` are re-read, the
-   * adjacency is rebuilt from the build's edges, and everything else is kept.
-   */
-  refresh(files: string[], edges: GraphEdge[], communityOf: Map<string, number>): void {
-    const db = this.store.db;
-    const changed = new Set(files);
-    const keep = this.nodes.filter((n) => !changed.has(n.file_path));
-    const nodeStmt = db.prepare("SELECT rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community FROM nodes WHERE file_path = ?");
-    const vecStmt = db.prepare("SELECT embedding FROM vec_nodes WHERE rowid = ?");
-    const added: { node: MemNode; vec?: Float32Array }[] = [];
-    for (const f of changed) {
-      for (const n of nodeStmt.all(f) as MemNode[]) {
-        const r = vecStmt.get(BigInt(n.rowid)) as { embedding: Buffer } | undefined;
-        added.push({ node: n, vec: r ? new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)) : undefined });
-      }
-    }
-    // Rebuild the dense matrix from kept rows (a copy per row) plus the new ones.
-    const dim = this.dim;
-    const rowOfRowid = new Map<number, number>();
-    for (const [i, rowid] of this.rowIndex) rowOfRowid.set(rowid, i);
-    const next = new Float32Array((keep.length + added.length) * dim);
-    const rowIndex = new Map<number, number>();
-    let i = 0;
-    for (const n of keep) {
-      const old = rowOfRowid.get(n.rowid);
-      if (old === undefined) continue;
-      next.set(this.vectors.subarray(old * dim, old * dim + dim), i * dim);
-      rowIndex.set(i++, n.rowid);
-    }
-    for (const a of added) {
-      if (!a.vec) continue;
-      next.set(a.vec, i * dim);
-      rowIndex.set(i++, a.node.rowid);
-    }
-    this.vectors = next;
-    this.rowIndex = rowIndex;
-    this.vectorCount = i;
-    this.nodes = [...keep, ...added.map((a) => a.node)];
+  private setNodes(nodes: MemNode[]): void {
+    this.nodes = nodes;
     this.byId.clear();
     this.byRowid.clear();
-    for (const n of this.nodes) {
-      n.community = communityOf.get(n.id) ?? n.community;
+    for (const n of nodes) {
       this.byId.set(n.id, n);
       this.byRowid.set(n.rowid, n);
     }
+  }
+
+  private async reloadSmall(): Promise<void> {
+    this.meta = await this.store.meta();
+    this.communities = await this.store.communities();
+    this.files = new Map((await this.store.files()).map((f) => [f.path, f]));
+  }
+
+  /**
+   * Applies a small build without a full reload: the nodes of `files` are re-read, the adjacency is
+   * rebuilt from the build's edges, and everything else is kept.
+   */
+  async refresh(files: string[], edges: GraphEdge[], communityOf: Map<string, number>): Promise<void> {
+    const changed = new Set(files);
+    const fresh = await this.store.catalog(files);
+    await this.store.refresh(files);
+    const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
+    for (const n of nodes) n.community = communityOf.get(n.id) ?? n.community;
+    this.setNodes(nodes);
     this.neighbors = adjacency(edges);
-    this.meta = this.store.allMeta();
-    this.communities = this.store.communities();
-    this.fileTokens = new Map(this.store.files().map((f) => [f.path, f.tokens]));
+    await this.reloadSmall();
   }
 
-  code(n: MemNode): string {
-    return (this.codeStmt.get(n.rowid) as { code: string } | undefined)?.code ?? "";
+  code(n: MemNode): Promise<string> {
+    return this.store.code(n.rowid);
   }
 
-  private matchExpr(query: string): string | undefined {
-    const words = [...new Set(contentWords(query))].slice(0, 24);
-    if (words.length === 0) return undefined;
-    return words.map((w) => `"${w.replace(/"/g, "")}"`).join(" OR ");
+  private static words(query: string): string[] {
+    return [...new Set(contentWords(query))].slice(0, 24);
   }
 
   /** Files ranked by whole-file BM25; returns file path → rank. */
-  fileRanks(query: string): Map<string, number> {
-    const expr = this.matchExpr(query);
+  async fileRanks(query: string): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    if (!expr) return out;
-    for (const r of this.ftsFileStmt.all(expr) as { rowid: number }[]) {
-      const n = this.byRowid.get(Number(r.rowid));
+    for (const rowid of await this.store.lexicalFiles(Retriever.words(query), FILE_CANDIDATES)) {
+      const n = this.byRowid.get(rowid);
       if (n && !out.has(n.file_path)) out.set(n.file_path, out.size);
     }
     return out;
   }
 
-  lexical(query: string): { node: MemNode; rank: number }[] {
-    const expr = this.matchExpr(query);
-    if (!expr) return [];
-    const rows = this.ftsStmt.all(expr) as { rowid: number; score: number }[];
+  async lexical(query: string): Promise<{ node: MemNode; rank: number }[]> {
     const out: { node: MemNode; rank: number }[] = [];
-    for (const r of rows) {
-      const n = this.byRowid.get(Number(r.rowid));
+    for (const rowid of await this.store.lexicalNodes(Retriever.words(query), CANDIDATES)) {
+      const n = this.byRowid.get(rowid);
       if (n) out.push({ node: n, rank: out.length });
     }
     return out;
   }
 
-  vector(q: Float32Array): { node: MemNode; rank: number; sim: number }[] {
-    const dim = this.dim;
-    const n = this.vectorCount;
-    const sims = new Float32Array(n);
-    const V = this.vectors;
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      const off = i * dim;
-      for (let d = 0; d < dim; d++) s += V[off + d] * q[d];
-      sims[i] = s;
+  async vector(q: Float32Array): Promise<{ node: MemNode; rank: number; sim: number }[]> {
+    const out: { node: MemNode; rank: number; sim: number }[] = [];
+    for (const { rowid, sim } of await this.store.nearest(q, CANDIDATES)) {
+      const n = this.byRowid.get(rowid);
+      if (n) out.push({ node: n, rank: out.length, sim });
     }
-    // Partial selection of the best CANDIDATES.
-    const idx: number[] = [];
-    let floor = -Infinity;
-    for (let i = 0; i < n; i++) {
-      if (idx.length < CANDIDATES) {
-        idx.push(i);
-        if (idx.length === CANDIDATES) {
-          idx.sort((a, b) => sims[b] - sims[a]);
-          floor = sims[idx[idx.length - 1]];
-        }
-      } else if (sims[i] > floor) {
-        let j = idx.length - 1;
-        while (j > 0 && sims[idx[j - 1]] < sims[i]) j--;
-        idx.splice(j, 0, i);
-        idx.pop();
-        floor = sims[idx[idx.length - 1]];
-      }
-    }
-    if (idx.length < CANDIDATES) idx.sort((a, b) => sims[b] - sims[a]);
-    return idx.map((i, rank) => ({ node: this.byRowid.get(this.rowIndex.get(i)!)!, rank, sim: sims[i] })).filter((x) => x.node);
+    return out;
   }
 
   /** Hybrid ranking: BM25 and vector lists fused by reciprocal rank, then boosted around strong seeds. */
   async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
     const [qv] = await embedder.embed([query]);
-    const lex = this.lexical(query);
-    const vec = this.vector(qv);
+    const [lex, vec, files] = await Promise.all([this.lexical(query), this.vector(qv), this.fileRanks(query)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
@@ -223,7 +129,6 @@ export class Retriever {
     for (const { node, rank } of lex) add(node, LEXICAL_WEIGHT / (RRF_K + rank), "lexical");
     for (const { node, rank } of vec) add(node, VECTOR_WEIGHT / (RRF_K + rank), "vector");
     // File-level evidence: the file's whole-text BM25 rank lifts every candidate in it, and the file itself.
-    const files = this.fileRanks(query);
     for (const h of scores.values()) {
       const fr = files.get(h.node.file_path);
       if (fr !== undefined) h.score += FILE_WEIGHT / (RRF_K + fr);

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
+import type { ResolvedConfig } from "../../shared/config.js";
 
 /** Exercises what the local backend needs, in a scratch database; each failure says what is wrong. */
 export function checkLocalBackend(): { ok: boolean; checks: { name: string; ok: boolean; detail?: string }[] } {
@@ -37,4 +38,22 @@ export function checkLocalBackend(): { ok: boolean; checks: { name: string; ok: 
   }
   fs.rmSync(dir, { recursive: true, force: true });
   return { ok: checks.every((c) => c.ok), checks };
+}
+
+export type BackendCheck = { ok: boolean; checks: { name: string; ok: boolean; detail?: string }[] };
+
+/** `codemem backend-check <backend>`: the configured backend, exercised step by step. */
+export async function checkBackend(cfg: ResolvedConfig): Promise<BackendCheck> {
+  switch (cfg.store.backend) {
+    case "local":
+      return checkLocalBackend();
+    case "postgres": {
+      const { checkPostgresBackend } = await import("./check-postgres.js");
+      return checkPostgresBackend(cfg.store);
+    }
+    case "lancedb": {
+      const { checkLanceBackend } = await import("./check-lance.js");
+      return checkLanceBackend();
+    }
+  }
 }

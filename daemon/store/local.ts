@@ -4,60 +4,64 @@ import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CodememError } from "../../shared/errors.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
-import type { NodeRecord } from "../index/resolve.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type OpenStoreOptions } from "./types.js";
 
-export interface StoredNode extends NodeRecord {
-  rowid: number;
-  text_hash: string;
-}
+const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 
-export interface FileRow {
-  path: string;
-  hash: string;
-  size: number;
-  language: string;
-  tokens: number;
-  line_count: number;
-  mtime_ms: number;
-}
+/**
+ * The local backend: SQLite (WAL) with FTS5 and sqlite-vec, one file per project. Read-mode stores
+ * keep every vector in one dense matrix: exact cosine search over it beats sqlite-vec's scan.
+ */
+export class LocalStore implements IndexStore {
+  readonly backend = "local" as const;
+  /** A forced rebuild that cannot reuse the file writes `<file>.new`, swapped in on close after `apply`. */
+  private replacing = false;
+  private applied = false;
+  private matrix?: VectorMatrix;
+  private stmts = new Map<string, Database.Statement>();
 
-/** Everything one build changes, applied in a single transaction. */
-export interface BuildDelta {
-  removedFiles: string[];
-  upsertFiles: { row: FileRow; extract: FileExtract }[];
-  /** Files whose nodes are all replaced by `nodes` (changed, removed, or every file when the graph is external). */
-  replaceNodesOf: string[];
-  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string }[];
-  edgesAdded: GraphEdge[];
-  edgesRemoved: GraphEdge[];
-  communities: GraphCommunity[];
-  /** Community of every node. */
-  communityOf: Map<string, number>;
-  /** Existing nodes whose community moved; all of `communityOf` when absent (after re-clustering). */
-  communityUpdates?: Map<string, number>;
-  meta: Record<string, string>;
-}
+  private constructor(
+    readonly db: Database.Database,
+    private readonly file: string,
+    private readonly target: string,
+  ) {}
 
-export interface LexicalFields {
-  name: string;
-  qualified: string;
-  signature: string;
-  doc: string;
-  path: string;
-  body: string;
-}
-
-/** The local backend: SQLite (WAL) with FTS5 and sqlite-vec, one file per project. */
-export class LocalStore {
-  private constructor(readonly db: Database.Database, readonly file: string) {}
-
-  static exists(file: string): boolean {
-    return fs.existsSync(file);
+  get location(): string {
+    return this.target;
   }
 
-  /** Opens (creating when asked) the index. `dim` is needed to create the vector table. */
-  static open(file: string, opts: { create: boolean; dim?: number; readonly?: boolean }): LocalStore {
+  static async open(file: string, opts: OpenStoreOptions): Promise<LocalStore> {
+    if (opts.mode === "read") {
+      const store = LocalStore.openFile(file, file, { create: false, readonly: true });
+      store.matrix = VectorMatrix.load(store.db, Number(store.metaValue("dim")));
+      return store;
+    }
+    let store: LocalStore;
+    try {
+      store = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+    } catch (err) {
+      // An old or damaged index cannot be read; --force rebuilds it beside the old file and swaps at the end.
+      if (!opts.force || (err as CodememError).code !== "INDEX_CORRUPT") throw err;
+      return LocalStore.replacement(file, opts.dim);
+    }
+    if (opts.force && opts.dim !== undefined && Number(store.metaValue("dim")) !== opts.dim) {
+      // A new vector width needs a new vector table: build beside the old file and swap at the end.
+      store.db.close();
+      return LocalStore.replacement(file, opts.dim);
+    }
+    return store;
+  }
+
+  private static replacement(file: string, dim: number | undefined): LocalStore {
+    fs.rmSync(file + ".new", { force: true });
+    const store = LocalStore.openFile(file + ".new", file, { create: true, dim });
+    store.replacing = true;
+    return store;
+  }
+
+  /** Opens (creating when asked) one SQLite file. `dim` is needed to create the vector table. */
+  private static openFile(file: string, target: string, opts: { create: boolean; dim?: number; readonly?: boolean }): LocalStore {
     if (!opts.create && !fs.existsSync(file)) {
       throw new CodememError("INDEX_MISSING", `No index at ${file}; run \`codemem build <project>\` first.`, { file });
     }
@@ -75,15 +79,15 @@ export class LocalStore {
     } catch (err) {
       throw new CodememError("INDEX_CORRUPT", `Cannot open the index ${file}: ${(err as Error).message}. Rebuild it with \`codemem build --force\`.`, { file });
     }
-    const store = new LocalStore(db, file);
+    const store = new LocalStore(db, file, target);
     try {
       const hasMeta = db.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").get();
       if (!hasMeta) {
         if (!opts.create || !opts.dim) throw new CodememError("INDEX_MISSING", `The index ${file} is empty; run \`codemem build\`.`);
         db.exec(SCHEMA(opts.dim));
         store.setMeta({ schema_version: SCHEMA_VERSION, dim: String(opts.dim) });
-      } else if (store.meta("schema_version") !== SCHEMA_VERSION) {
-        throw new CodememError("INDEX_CORRUPT", `The index ${file} has schema ${store.meta("schema_version")}, this codemem needs ${SCHEMA_VERSION}; rebuild with \`codemem build --force\`.`);
+      } else if (store.metaValue("schema_version") !== SCHEMA_VERSION) {
+        throw new CodememError("INDEX_CORRUPT", `The index ${file} has schema ${store.metaValue("schema_version")}, this codemem needs ${SCHEMA_VERSION}; rebuild with \`codemem build --force\`.`);
       }
     } catch (err) {
       db.close();
@@ -93,62 +97,105 @@ export class LocalStore {
     return store;
   }
 
-  close(): void {
+  private stmt(sql: string): Database.Statement {
+    let st = this.stmts.get(sql);
+    if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    if (this.replacing && this.applied) {
+      this.replacing = false;
+      for (const s of ["-wal", "-shm"]) fs.rmSync(this.target + s, { force: true });
+      fs.renameSync(this.file, this.target);
+    }
   }
 
-  meta(key: string): string | undefined {
-    return (this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+  private metaValue(key: string): string | undefined {
+    return (this.stmt("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
   }
 
-  allMeta(): Record<string, string> {
-    const rows = this.db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[];
+  async meta(): Promise<Record<string, string>> {
+    const rows = this.stmt("SELECT key, value FROM meta").all() as { key: string; value: string }[];
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }
 
-  setMeta(kv: Record<string, string>): void {
-    const st = this.db.prepare("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  private setMeta(kv: Record<string, string>): void {
+    const st = this.stmt("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     for (const [k, v] of Object.entries(kv)) st.run(k, v);
   }
 
-  files(): FileRow[] {
-    return this.db.prepare("SELECT path, hash, size, language, tokens, line_count, mtime_ms FROM files ORDER BY path").all() as FileRow[];
+  async files(): Promise<FileRow[]> {
+    return this.stmt("SELECT path, hash, size, language, tokens, line_count, mtime_ms FROM files ORDER BY path").all() as FileRow[];
   }
 
-  extracts(): FileExtract[] {
-    const rows = this.db.prepare("SELECT extract FROM files ORDER BY path").all() as { extract: string }[];
+  async extracts(): Promise<FileExtract[]> {
+    const rows = this.stmt("SELECT extract FROM files ORDER BY path").all() as { extract: string }[];
     return rows.map((r) => JSON.parse(r.extract) as FileExtract);
   }
 
-  /** Node rowid, id and text hash of the nodes in the given files (for vector reuse). */
-  nodeHashes(files: string[]): Map<string, { rowid: number; textHash: string }> {
+  async nodeHashes(files: string[]): Promise<Map<string, { rowid: number; textHash: string }>> {
     const out = new Map<string, { rowid: number; textHash: string }>();
-    const st = this.db.prepare("SELECT rowid, id, text_hash FROM nodes WHERE file_path = ?");
+    const st = this.stmt("SELECT rowid, id, text_hash FROM nodes WHERE file_path = ?");
     for (const f of files) for (const r of st.all(f) as { rowid: number; id: string; text_hash: string }[]) out.set(r.id, { rowid: r.rowid, textHash: r.text_hash });
     return out;
   }
 
-  vector(rowid: number): Float32Array | undefined {
-    const r = this.db.prepare("SELECT embedding FROM vec_nodes WHERE rowid = ?").get(BigInt(rowid)) as { embedding: Buffer } | undefined;
-    if (!r) return undefined;
-    return new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength));
+  async vectors(rowids: number[]): Promise<Map<number, Float32Array>> {
+    const st = this.stmt("SELECT embedding FROM vec_nodes WHERE rowid = ?");
+    const out = new Map<number, Float32Array>();
+    for (const rowid of rowids) {
+      const r = st.get(BigInt(rowid)) as { embedding: Buffer } | undefined;
+      if (r) out.set(rowid, copyVector(r.embedding));
+    }
+    return out;
   }
 
-  edges(): GraphEdge[] {
-    return this.db.prepare("SELECT source, target, type FROM edges").all() as GraphEdge[];
+  async edges(): Promise<GraphEdge[]> {
+    return this.stmt("SELECT source, target, type FROM edges").all() as GraphEdge[];
   }
 
-  communities(): GraphCommunity[] {
-    const rows = this.db.prepare("SELECT id, name, description, size, files FROM communities ORDER BY id").all() as (GraphCommunity & { files: string })[];
+  async communities(): Promise<GraphCommunity[]> {
+    const rows = this.stmt("SELECT id, name, description, size, files FROM communities ORDER BY id").all() as (GraphCommunity & { files: string })[];
     return rows.map((r) => ({ ...r, files: JSON.parse(r.files as unknown as string) as string[] }));
   }
 
-  allNodes(): StoredNode[] {
-    return this.db.prepare("SELECT * FROM nodes ORDER BY rowid").all() as StoredNode[];
+  async catalog(files?: string[]): Promise<CatalogNode[]> {
+    if (!files) return this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes ORDER BY rowid`).all() as CatalogNode[];
+    const st = this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes WHERE file_path = ? ORDER BY rowid`);
+    return files.flatMap((f) => st.all(f) as CatalogNode[]);
+  }
+
+  async code(rowid: number): Promise<string> {
+    return (this.stmt("SELECT code FROM nodes WHERE rowid = ?").get(rowid) as { code: string } | undefined)?.code ?? "";
+  }
+
+  async lexicalNodes(words: string[], limit: number): Promise<number[]> {
+    if (words.length === 0) return [];
+    const sql = `SELECT rowid, bm25(fts_nodes, ${LEXICAL_WEIGHTS.join(", ")}) AS score FROM fts_nodes WHERE fts_nodes MATCH ? ORDER BY score LIMIT ?`;
+    return (this.stmt(sql).all(matchExpr(words), limit) as { rowid: number }[]).map((r) => Number(r.rowid));
+  }
+
+  async lexicalFiles(words: string[], limit: number): Promise<number[]> {
+    if (words.length === 0) return [];
+    const sql = "SELECT rowid FROM fts_files WHERE fts_files MATCH ? ORDER BY bm25(fts_files, 2, 1) LIMIT ?";
+    return (this.stmt(sql).all(matchExpr(words), limit) as { rowid: number }[]).map((r) => Number(r.rowid));
+  }
+
+  async nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {
+    this.matrix ??= VectorMatrix.load(this.db, q.length);
+    return this.matrix.nearest(q, limit);
+  }
+
+  async refresh(files: string[]): Promise<void> {
+    if (!this.matrix) return;
+    const rows = (await this.catalog(files)).map((n) => ({ rowid: n.rowid, file: n.file_path }));
+    this.matrix = this.matrix.patch(new Set(files), rows, await this.vectors(rows.map((r) => r.rowid)));
   }
 
   /** Applies one build atomically: a concurrent reader sees the old index or the new one. */
-  apply(delta: BuildDelta): void {
+  async apply(delta: BuildDelta): Promise<void> {
     const db = this.db;
     const delNodesOfFile = db.prepare("SELECT rowid FROM nodes WHERE file_path = ?");
     const delNode = db.prepare("DELETE FROM nodes WHERE rowid = ?");
@@ -213,10 +260,11 @@ export class LocalStore {
       for (const c of delta.communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
       this.setMeta(delta.meta);
     })();
+    this.applied = true;
   }
 
   /** Rebuilds FTS segments, refreshes planner statistics and compacts the file (`build --optimize`). */
-  optimize(): void {
+  async optimize(): Promise<void> {
     this.db.exec("INSERT INTO fts_nodes(fts_nodes) VALUES('optimize')");
     this.db.exec("INSERT INTO fts_files(fts_files) VALUES('optimize')");
     this.db.exec("ANALYZE");
@@ -224,15 +272,105 @@ export class LocalStore {
     this.db.exec("VACUUM");
   }
 
-  sizeBytes(): number {
+  async sizeBytes(): Promise<number> {
     let total = 0;
     for (const suffix of ["", "-wal", "-shm"]) {
       try {
-        total += fs.statSync(this.file + suffix).size;
+        total += fs.statSync(this.target + suffix).size;
       } catch {
         // absent WAL files are fine
       }
     }
     return total;
+  }
+}
+
+/** FTS5 query matching any of the words; each is quoted, so user text cannot form operators. */
+function matchExpr(words: string[]): string {
+  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(" OR ");
+}
+
+function copyVector(b: Buffer): Float32Array {
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
+/** Every vector of the index in one dense row-major matrix, with the rowid and file of each row. */
+class VectorMatrix {
+  private constructor(
+    private readonly data: Float32Array,
+    private readonly rowids: number[],
+    private readonly files: string[],
+    private readonly dim: number,
+  ) {}
+
+  static load(db: Database.Database, dim: number): VectorMatrix {
+    const count = (db.prepare("SELECT count(*) AS c FROM nodes").get() as { c: number }).c;
+    const data = new Float32Array(count * dim);
+    const rowids: number[] = [];
+    const files: string[] = [];
+    const st = db.prepare("SELECT v.rowid AS rowid, v.embedding AS embedding, n.file_path AS file FROM vec_nodes v JOIN nodes n ON n.rowid = v.rowid");
+    for (const r of st.iterate() as Iterable<{ rowid: number; embedding: Buffer; file: string }>) {
+      if (rowids.length >= count) break;
+      data.set(new Float32Array(r.embedding.buffer, r.embedding.byteOffset, dim), rowids.length * dim);
+      rowids.push(Number(r.rowid));
+      files.push(r.file);
+    }
+    return new VectorMatrix(data, rowids, files, dim);
+  }
+
+  /** A copy without the rows of `changed` files, plus the given rows. */
+  patch(changed: Set<string>, rows: { rowid: number; file: string }[], vectors: Map<number, Float32Array>): VectorMatrix {
+    const dim = this.dim;
+    const keep: number[] = [];
+    for (let i = 0; i < this.rowids.length; i++) if (!changed.has(this.files[i])) keep.push(i);
+    const added = rows.filter((r) => vectors.has(r.rowid));
+    const data = new Float32Array((keep.length + added.length) * dim);
+    const rowids: number[] = [];
+    const files: string[] = [];
+    for (const i of keep) {
+      data.set(this.data.subarray(i * dim, i * dim + dim), rowids.length * dim);
+      rowids.push(this.rowids[i]);
+      files.push(this.files[i]);
+    }
+    for (const r of added) {
+      data.set(vectors.get(r.rowid)!, rowids.length * dim);
+      rowids.push(r.rowid);
+      files.push(r.file);
+    }
+    return new VectorMatrix(data, rowids, files, dim);
+  }
+
+  /** Exact cosine search (vectors are unit length), best `limit` first. */
+  nearest(q: Float32Array, limit: number): { rowid: number; sim: number }[] {
+    const dim = this.dim;
+    const n = this.rowids.length;
+    const V = this.data;
+    const sims = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      const off = i * dim;
+      for (let d = 0; d < dim; d++) s += V[off + d] * q[d];
+      sims[i] = s;
+    }
+    // Partial selection: keep the best `limit` in a sorted list.
+    const idx: number[] = [];
+    let floor = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (idx.length < limit) {
+        idx.push(i);
+        if (idx.length === limit) {
+          idx.sort((a, b) => sims[b] - sims[a]);
+          floor = sims[idx[idx.length - 1]];
+        }
+      } else if (sims[i] > floor) {
+        let j = idx.length - 1;
+        while (j > 0 && sims[idx[j - 1]] < sims[i]) j--;
+        idx.splice(j, 0, i);
+        idx.pop();
+        floor = sims[idx[idx.length - 1]];
+      }
+    }
+    if (idx.length < limit) idx.sort((a, b) => sims[b] - sims[a]);
+    return idx.map((i) => ({ rowid: this.rowids[i], sim: sims[i] }));
   }
 }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
+import type { LocalStore } from "../../dist/daemon/store/local.js";
 import { expectCode, makeProject, PY_PROJECT, touchLater } from "../helpers.js";
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -186,7 +187,7 @@ describe("incremental builds", () => {
     expect(await search("voucher")).not.toContain("shop/billing.py::issue_voucher");
     const st = await p.engine.stats({ project_path: p.root });
     expect(st.node_count).toBe(g.nodes.length);
-    const store = p.engine.retriever().store;
+    const store = (await p.engine.retriever()).store as LocalStore;
     const count = (t: string) => (store.db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
     expect(count("vec_nodes")).toBe(g.nodes.length);
     expect(count("nodes")).toBe(g.nodes.length);

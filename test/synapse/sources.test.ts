@@ -35,9 +35,9 @@ describe("every source reinforces the shared synapse store", () => {
     expect(JSON.stringify(engine.synapses().strongest(1000))).toBe(before);
   });
 
-  it("a watch batch associates the files that changed together", () => {
+  it("a watch batch associates the files that changed together", async () => {
     expect(weight("shop/models.py", "shop/payments.py")).toBe(0);
-    engine.recordWatchBatch(["shop/models.py", "shop/payments.py"]);
+    await engine.recordWatchBatch(["shop/models.py", "shop/payments.py"]);
     expect(weight("shop/models.py", "shop/payments.py")).toBeGreaterThan(0);
     const ev = fs.readFileSync(path.join(p.root, ".codemem/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(ev.some((e) => e.kind === "watch_batch" && e.files.includes("shop/models.py"))).toBe(true);

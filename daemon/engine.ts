@@ -197,10 +197,12 @@ export class ProjectEngine {
     const indexed = r.files;
     const pending: string[] = [];
     const seen = new Set<string>();
+    // Files the last build read and left out for their content are current while they stay unchanged.
+    const leftOut = parseJsonObject(r.meta.content_skipped);
     for (const f of discover(this.cfg).files) {
       seen.add(f.path);
       const prev = indexed.get(f.path);
-      if (!prev || prev.size !== f.size || prev.mtime_ms !== f.mtimeMs) pending.push(f.path);
+      if (prev ? prev.size !== f.size || prev.mtime_ms !== f.mtimeMs : leftOut[f.path] !== `${f.size}:${f.mtimeMs}`) pending.push(f.path);
     }
     for (const p of indexed.keys()) if (!seen.has(p)) pending.push(p);
     const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };
@@ -470,6 +472,15 @@ function writeStoreChoice(root: string, s: StoreSettings): void {
   const file = stateDirs(root).storeChoice;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
+}
+
+function parseJsonObject(text: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text ?? "{}");
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
 }
 
 function ratio(source: number, used: number): number {

@@ -102,6 +102,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const skipped = [...found.skipped];
     const previous = new Map((await store.files()).map((f) => [f.path, f]));
     const changed: { row: FileRow; source: string }[] = [];
+    /** Files left out for their content (generated, minified, binary): freshness must not call them pending. */
+    const contentSkipped: Record<string, string> = {};
     const current = new Set<string>();
     for (const c of found.files) {
       const prev = previous.get(c.path);
@@ -119,6 +121,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const bad = inspectContent(c.path, buf);
       if (bad) {
         skipped.push({ path: c.path, ...bad });
+        contentSkipped[c.path] = `${c.size}:${c.mtimeMs}`;
         continue;
       }
       current.add(c.path);
@@ -262,6 +265,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         file_count: String(extracts.size),
         project_name: cfg.root.split("/").pop() ?? "",
         exclude_secrets: String(cfg.build.excludeSecrets),
+        content_skipped: JSON.stringify(contentSkipped),
       },
     });
     lap("write");

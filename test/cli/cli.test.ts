@@ -39,17 +39,25 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     const outside = cli(["skeleton", ".", "/etc/hostname"]);
     expect(outside.status).toBe(2);
     expect(outside.stderr).toMatch(/PATH_OUTSIDE_PROJECT/);
-    const backend = cli(["build", ".", "--backend", "postgres"]);
+    const backend = cli(["build", ".", "--backend", "mongo"]);
     expect(backend.status).toBe(2);
+    expect(backend.stderr).toMatch(/CONFIG_INVALID.*"mongo".*local.*postgres.*lancedb/);
+    const leaky = cli(["build", ".", "--backend", "postgres", "--db-url", "postgres://u:hunter2secret@127.0.0.1:1/x"]);
+    expect(leaky.status).toBe(2);
+    expect(leaky.stderr).toMatch(/CODEMEM_DB_PASSWORD/);
+    expect(leaky.stderr + leaky.stdout).not.toContain("hunter2secret");
     const usage = cli(["query"]);
     expect(usage.status).not.toBe(0);
   });
 
-  it("checks the local backend, refuses others, and reports on the audit log", () => {
+  it("checks backends step by step, refuses unknown ones, and reports on the audit log", () => {
     const ok = cli(["backend-check", "local", "--json"]);
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).checks.map((c: { name: string }) => c.name)).toEqual(["better-sqlite3 native binding", "WAL journal", "FTS5", "sqlite-vec extension"]);
-    expect(cli(["backend-check", "postgres"]).status).toBe(2);
+    expect(cli(["backend-check", "mongo"]).status).toBe(2);
+    const unreachable = cli(["backend-check", "postgres", "--db-url", "postgres://codemem@127.0.0.1:1/x"]);
+    expect(unreachable.status).toBe(3);
+    expect(unreachable.stdout).toMatch(/FAIL .*127\.0\.0\.1:1/);
     const out = path.join(p.root, "audit-report.json");
     const r = cli(["audit-report", ".", "--format", "json", "--output", out]);
     expect(r.status).toBe(0);

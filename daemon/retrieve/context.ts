@@ -38,9 +38,9 @@ function cutToTokens(text: string, budget: number): string {
 }
 
 export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
-  const langs = [...new Set(r.nodes.map((n) => n.language))].sort().join(", ");
+  const langs = r.summary.languages.join(", ");
   const files = r.files.size;
-  const symbols = r.nodes.filter((n) => n.type !== "module").length;
+  const symbols = r.summary.symbols;
   // Freshness first: it must survive when the line is cut to a small budget.
   const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
   return [`# ${r.meta.project_name || "project"} — ${fresh}; ${files} files, ${symbols} symbols (${langs})`];

@@ -47,14 +47,22 @@ export class Retriever {
     return r;
   }
 
+  /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
+  summary = { languages: [] as string[], symbols: 0 };
+
   private setNodes(nodes: MemNode[]): void {
     this.nodes = nodes;
     this.byId.clear();
     this.byRowid.clear();
+    const languages = new Set<string>();
+    let symbols = 0;
     for (const n of nodes) {
       this.byId.set(n.id, n);
       this.byRowid.set(n.rowid, n);
+      languages.add(n.language);
+      if (n.type !== "module") symbols++;
     }
+    this.summary = { languages: [...languages].sort(), symbols };
   }
 
   private async reloadSmall(): Promise<void> {

@@ -346,11 +346,26 @@ class VectorMatrix {
     const n = this.rowids.length;
     const V = this.data;
     const sims = new Float32Array(n);
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      const off = i * dim;
-      for (let d = 0; d < dim; d++) s += V[off + d] * q[d];
-      sims[i] = s;
+    // Hashed bag-of-words queries touch few dimensions: multiply only those when they are under half.
+    const nz: number[] = [];
+    for (let d = 0; d < dim; d++) if (q[d] !== 0) nz.push(d);
+    if (nz.length * 2 < dim) {
+      const k = nz.length;
+      const idx = Int32Array.from(nz);
+      const qv = Float32Array.from(nz, (d) => q[d]);
+      for (let i = 0; i < n; i++) {
+        let s = 0;
+        const off = i * dim;
+        for (let j = 0; j < k; j++) s += V[off + idx[j]] * qv[j];
+        sims[i] = s;
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        let s = 0;
+        const off = i * dim;
+        for (let d = 0; d < dim; d++) s += V[off + d] * q[d];
+        sims[i] = s;
+      }
     }
     // Partial selection: keep the best `limit` in a sorted list.
     const idx: number[] = [];

@@ -1,0 +1,50 @@
+import fs from "node:fs";
+import pg from "pg";
+
+const DEFAULT_URL = "postgres://codemem@127.0.0.1:5432/codemem_test";
+const DEFAULT_PASSWORD_FILE = "/tmp/codemem-pg-password";
+const SETUP = "run `sudo bash scripts/setup-postgres.sh` (it installs PostgreSQL 15 + pgvector, starts the cluster and writes the password file)";
+
+/**
+ * The test server: CODEMEM_TEST_PG_URL + CODEMEM_TEST_PG_PASSWORD_FILE, else what
+ * scripts/setup-postgres.sh set up. Throws (never skips) when the server cannot be used.
+ */
+export async function pgTestSettings(): Promise<{ dbUrl: string; password: string }> {
+  const dbUrl = process.env.CODEMEM_TEST_PG_URL || DEFAULT_URL;
+  const file = process.env.CODEMEM_TEST_PG_PASSWORD_FILE || DEFAULT_PASSWORD_FILE;
+  let password: string;
+  try {
+    password = fs.readFileSync(file, "utf8").split("\n")[0].trim();
+  } catch (err) {
+    throw new Error(`PostgreSQL tests need the password file ${file} (${(err as NodeJS.ErrnoException).code}); ${SETUP}, or set CODEMEM_TEST_PG_URL and CODEMEM_TEST_PG_PASSWORD_FILE.`);
+  }
+  const u = new URL(dbUrl);
+  u.password = password;
+  const client = new pg.Client({ connectionString: u.toString(), connectionTimeoutMillis: 5000 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } catch (err) {
+    throw new Error(`PostgreSQL tests cannot use ${dbUrl} (${(err as { code?: string }).code ?? (err as Error).message}); ${SETUP}, or set CODEMEM_TEST_PG_URL and CODEMEM_TEST_PG_PASSWORD_FILE.`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  return { dbUrl, password };
+}
+
+/** A superuser-free client on the test database, for inspecting and dropping test schemas. */
+export async function pgTestClient(): Promise<pg.Client> {
+  const { dbUrl, password } = await pgTestSettings();
+  const u = new URL(dbUrl);
+  u.password = password;
+  const client = new pg.Client({ connectionString: u.toString() });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+/** A fresh schema name per test, so tests and parallel workers never share tables. */
+export function randomSchema(prefix = "t"): string {
+  return `codemem_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+}

@@ -124,7 +124,6 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   const quietMs = opts.quietMs ?? DEFAULT_QUIET_MS;
   const maxDelayMs = opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
   const root = target.root;
-  const indexFile = stateDirs(root).dbFile;
   const { ignored, gitignoreChanged } = makeWatchIgnore(target.cfg);
 
   const pending = new Set<string>();
@@ -154,7 +153,8 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   const flush = () => {
     timer = undefined;
     if (closed || running || pending.size === 0) return;
-    if (!fs.existsSync(indexFile)) {
+    // Every successful build records its backend; older local indexes have only their file.
+    if (!fs.existsSync(stateDirs(root).storeChoice) && !fs.existsSync(stateDirs(root).dbFile)) {
       // No index yet: the first explicit build indexes everything anyway.
       pending.clear();
       return;

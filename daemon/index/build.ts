@@ -237,7 +237,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     lap("embed");
     progress({ phase: "write", done: 0, total: 1 });
-    const oldEdges = force ? [] : warm ? warm.edges : await store.edges();
+    // A forced build into the same index still removes edges that no longer exist (a fresh index has none).
+    const oldEdges = warm && !force ? warm.edges : await store.edges();
     const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
     const oldKeys = new Set(oldEdges.map(key));
     const newKeys = new Set(edges.map(key));

@@ -158,6 +158,20 @@ describe.each(BACKENDS)("backend %s", (backend) => {
       expect(forced.nodes_processed).toBe(first.node_count);
       expect(forced.node_count).toBe(first.node_count);
       expect((await engine.search({ project_path: p.root, query: "refund an order", limit: 3 })).results[0].id).toBe("shop/payments.py::refund");
+      // A call removed before a forced rebuild leaves no edge behind.
+      const calls = async () => {
+        const s = await openStore(resolveConfig(p.root), { mode: "read" });
+        try {
+          return (await s.edges()).filter((e) => e.type === "calls").map((e) => `${e.source}>${e.target}`);
+        } finally {
+          await s.close();
+        }
+      };
+      expect(await calls()).toContain("shop/payments.py::refund>shop/payments.py::charge_card");
+      p.write("shop/payments.py", fs.readFileSync(path.join(p.root, "shop/payments.py"), "utf8").replace('return charge_card(order, "0000")', "return None"));
+      touchLater(path.join(p.root, "shop/payments.py"));
+      await engine.build({ project_path: p.root, force: true });
+      expect(await calls()).not.toContain("shop/payments.py::refund>shop/payments.py::charge_card");
     } finally {
       await engine.close();
     }

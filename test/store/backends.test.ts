@@ -313,3 +313,25 @@ describe.each(BACKENDS)("backend %s", (backend) => {
     }
   });
 });
+
+describe("an unreachable database", () => {
+  it("fails the build with BACKEND_UNREACHABLE and leaves the project on its current index", async () => {
+    const p = makeProject(PY_PROJECT);
+    const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+    try {
+      await engine.build({ project_path: p.root });
+      const before = await engine.search({ project_path: p.root, query: "charge a credit card", limit: 3 });
+      const choice = fs.readFileSync(path.join(p.root, ".codemem/store.json"), "utf8");
+      const t = Date.now();
+      await expectCode(engine.build({ project_path: p.root, backend: "postgres", db_url: "postgres://codemem@127.0.0.1:1/codemem" }), "BACKEND_UNREACHABLE");
+      expect(Date.now() - t).toBeLessThan(15_000);
+      expect(fs.readFileSync(path.join(p.root, ".codemem/store.json"), "utf8")).toBe(choice);
+      const after = await engine.search({ project_path: p.root, query: "charge a credit card", limit: 3 });
+      expect(after.results).toEqual(before.results);
+      expect((await engine.stats({ project_path: p.root })).backend).toBe("local");
+    } finally {
+      await engine.close();
+      p.cleanup();
+    }
+  });
+});

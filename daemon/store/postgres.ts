@@ -1,5 +1,4 @@
 import pg from "pg";
-import pgvector from "pgvector";
 import { CodememError } from "../../shared/errors.js";
 import { redactDbUrl, type StoreSettings } from "../../shared/config.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
@@ -260,7 +259,7 @@ export class PostgresStore implements IndexStore {
     const out = new Map<number, Float32Array>();
     if (this.pending || rowids.length === 0) return out;
     const rows = await this.query<{ rowid: number; embedding: string }>("SELECT rowid, embedding::text AS embedding FROM vectors WHERE rowid = ANY($1::int8[])", [rowids], "reading vectors");
-    for (const r of rows) out.set(r.rowid, Float32Array.from(pgvector.fromSql(r.embedding) as number[]));
+    for (const r of rows) out.set(r.rowid, vectorFromSql(r.embedding));
     return out;
   }
 
@@ -343,7 +342,7 @@ export class PostgresStore implements IndexStore {
       // The HNSW candidate list must hold at least `limit` rows; pgvector caps it at 1000.
       await client.query(`BEGIN; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, Math.floor(limit)))}`);
       const r = await client.query<{ rowid: number; d: number }>("SELECT rowid, embedding <=> $1::vector AS d FROM vectors ORDER BY embedding <=> $1::vector LIMIT $2", [
-        pgvector.toSql(Array.from(q)),
+        vectorToSql(q),
         limit,
       ]);
       await client.query("COMMIT");
@@ -573,7 +572,7 @@ function nodeParams(part: BuildDelta["nodes"], communityOf: Map<string, number>)
     part.map((n) => communityOf.get(n.node.id) ?? -1),
     part.map((n) => text(n.node.code)),
     part.map((n) => n.textHash),
-    part.map((n) => pgvector.toSql(Array.from(n.vector))),
+    part.map((n) => vectorToSql(n.vector)),
     part.map((n) => lexText(n.lexical.name)),
     part.map((n) => lexText(n.lexical.qualified)),
     part.map((n) => lexText(`${n.lexical.signature} ${n.lexical.doc} ${n.lexical.path}`)),
@@ -630,4 +629,13 @@ function lexText(s: string): string {
 
 function* chunks<T>(items: T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** pgvector's text form: `[0.1,0.2,…]`. */
+function vectorToSql(v: Float32Array): string {
+  return `[${Array.from(v).join(",")}]`;
+}
+
+function vectorFromSql(text: string): Float32Array {
+  return Float32Array.from(JSON.parse(text) as number[]);
 }

@@ -30,8 +30,14 @@ const fileCandidates = (limit: number) => Math.max(500, limit * 20);
  * collecting its GIN postings alone takes tens of ms at a million nodes, and it says little.
  */
 const MAX_MATCH_ROWS = 20_000;
-/** Memory for building the HNSW graph in one go: it is much slower once the graph spills. */
-const INDEX_BUILD_MEMORY = "512MB";
+/**
+ * Memory for building the HNSW graph in one go (it is many times slower once the graph spills):
+ * sized to the vectors, between 256 MB and 4 GB.
+ */
+function indexBuildMemory(rows: number, dim: number): string {
+  const mb = Math.ceil((rows * (dim * 4 + 160) * 1.3) / 1048576);
+  return `${Math.min(4096, Math.max(256, mb))}MB`;
+}
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 
@@ -425,7 +431,7 @@ export class PostgresStore implements IndexStore {
       }
       await this.write(client, delta);
       if (this.pending) {
-        await client.query(`SET LOCAL maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
+        await client.query(`SET LOCAL maintenance_work_mem = '${indexBuildMemory(delta.nodes.length, this.dim)}'`);
         for (const i of SEARCH_INDEXES) await client.query(i.sql);
         await client.query(`ANALYZE ${TABLES.join(", ")}`);
       }

@@ -1,7 +1,8 @@
 import type { Embedder } from "../index/embed/embedder.js";
-import { contentWords, splitWords } from "../index/text.js";
+import { contentWords } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore } from "../store/types.js";
+import { NameIndex } from "./mentions.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
 export type MemNode = CatalogNode;
@@ -21,6 +22,8 @@ const RECALL_WEIGHT = 0.15;
 /** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
 const FILE_WEIGHT = 2.5;
 const FILE_CANDIDATES = 30;
+/** Share of the best fused score a node the question names surely (strength 1) gains. */
+const MENTION_WEIGHT = 0.5;
 
 /**
  * The warm, read-only view of one index used to answer questions: the catalog (ranking metadata of
@@ -31,6 +34,7 @@ export class Retriever {
   nodes: MemNode[] = [];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
+  private names = new NameIndex([]);
   neighbors = new Map<string, { id: string; type: string }[]>();
   communities: GraphCommunity[] = [];
   meta: Record<string, string> = {};
@@ -63,6 +67,7 @@ export class Retriever {
       if (n.type !== "module") symbols++;
     }
     this.summary = { languages: [...languages].sort(), symbols };
+    this.names = new NameIndex(nodes);
   }
 
   private async reloadSmall(): Promise<void> {
@@ -146,13 +151,10 @@ export class Retriever {
       if (mod && !scores.has(mod.id)) add(mod, FILE_WEIGHT / (RRF_K + fr), "file");
     }
 
-    // An identifier the question names verbatim (wait_for, ThreadPoolExecutor) is the strongest signal it
-    // gives; plain words that happen to be names (time, rule) are not, so only compound names count.
-    const rawTokens = new Set(query.split(/[^A-Za-z0-9_.]+/).filter(Boolean).map((t) => t.toLowerCase()));
-    for (const h of scores.values()) {
-      if (splitWords(h.node.name).length < 2) continue;
-      if (rawTokens.has(h.node.name.toLowerCase()) || rawTokens.has(h.node.qualified_name.toLowerCase())) h.score *= 1.6;
-    }
+    // An identifier the question names (`wait_for`, `Response.Write`, `textwrap.dedent`) is the strongest
+    // signal it gives: named nodes join with up to the best fused score on top of their own.
+    const best = Math.max(0, ...[...scores.values()].map((h) => h.score));
+    for (const m of this.names.find(query)) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
 
     // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
     let ranked = [...scores.values()].sort((a, b) => b.score - a.score);

@@ -1,0 +1,102 @@
+import type { CatalogNode } from "../store/types.js";
+
+/** A node the question names, and how surely: 1 for an identifier written as code, less for a plain word. */
+export interface Mention {
+  node: CatalogNode;
+  strength: number;
+}
+
+/** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
+const SPECIFIC = 10;
+const WEAK = 0.35;
+
+/**
+ * Finds the nodes a question names. Looks up simple and qualified names case-insensitively; a
+ * module answers to its file's base name (`cookiejar`, `tap`), and a dotted prefix (`textwrap.`,
+ * `http.`) must match the words of the node's module: its path segments and package name.
+ */
+export class NameIndex {
+  private readonly byName = new Map<string, CatalogNode[]>();
+  private readonly byQualified = new Map<string, CatalogNode[]>();
+  private readonly moduleWords = new Map<string, Set<string>>();
+
+  constructor(nodes: CatalogNode[]) {
+    for (const n of nodes) {
+      push(this.byName, nameKey(n), n);
+      if (n.qualified_name !== n.name) push(this.byQualified, n.qualified_name.toLowerCase(), n);
+      if (n.type === "module") {
+        const words = n.file_path.replace(/\.[^./]+$/, "").toLowerCase().split("/");
+        // Module names carry the package: `http.cookiejar` (Python), `http (http)` (Go: package (directory)).
+        for (const w of n.name.toLowerCase().split(/[^a-z0-9_$]+/)) if (w) words.push(w);
+        this.moduleWords.set(n.file_path, new Set(words));
+      }
+    }
+  }
+
+  find(question: string): Mention[] {
+    const out = new Map<string, Mention>();
+    const note = (nodes: CatalogNode[], strength: number) => {
+      if (nodes.length === 0 || nodes.length > SPECIFIC) return;
+      for (const node of nodes) {
+        const m = out.get(node.id);
+        if (!m || m.strength < strength) out.set(node.id, { node, strength });
+      }
+    };
+    for (const m of question.matchAll(/(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?(\s+(?:module|package)\b)?/g)) {
+      const token = m[2];
+      const parts = token.split(".");
+      const last = parts[parts.length - 1];
+      const named = this.byName.get(last.toLowerCase()) ?? [];
+      if (parts.length > 1) {
+        // Qualified forms first (Response.Write, TextWrapper._split), then a module prefix (textwrap.dedent, http.NewFileTransport).
+        const qualifiedName = parts.slice(-2).join(".");
+        const qualified = (this.byQualified.get(qualifiedName.toLowerCase()) ?? []).filter((n) => n.qualified_name === qualifiedName);
+        if (qualified.length > 0) {
+          note(qualified, 1);
+          continue;
+        }
+        const prefix = parts.slice(0, -1).map((p) => p.toLowerCase());
+        const inModule = named.filter((n) => prefix.some((p) => this.moduleWords.get(n.file_path)?.has(p)));
+        note((inModule.length > 0 ? inModule : named).filter((n) => answersTo(n, last)), inModule.length > 0 ? 1 : WEAK);
+      } else if (m[4] !== undefined) {
+        // "the getopt module": the module, whatever its name looks like, when it is one file (a Go package is many).
+        const modules = named.filter((n) => n.type === "module");
+        if (modules.length === 1 && [...this.moduleWords.values()].filter((w) => w.has(last.toLowerCase())).length === 1) note(modules, 1);
+      } else if (m[1] === "`" || m[3] !== undefined || isCodeShaped(last)) {
+        note(named.filter((n) => answersTo(n, last)), 1);
+      }
+    }
+    return [...out.values()];
+  }
+}
+
+/**
+ * Written as code rather than prose: snake_case or a leading underscore (`wait_for`, `_parse_tz_str`),
+ * camelCase (`exhaustMap`, `getXHRResponse`), or PascalCase of two or more words (`FileConn`,
+ * `XMLHttpRequest`). `IPv4`, `HTTP` or `Python` are prose.
+ */
+function isCodeShaped(token: string): boolean {
+  if (/[A-Za-z0-9]_[A-Za-z0-9]|^_+[A-Za-z]/.test(token)) return true;
+  if (/^[a-z]+[A-Z]/.test(token)) return true;
+  return (token.match(/[A-Z][a-z]{2,}/g) ?? []).length + (/^[A-Z]{2,}[A-Z][a-z]{2,}/.test(token) ? 1 : 0) >= 2;
+}
+
+/** What a node answers to by name: its name, or for a module its file's base name (`cookiejar`, `tap`). */
+function baseName(n: CatalogNode): string {
+  return n.type === "module" ? (n.file_path.replace(/\.[^./]+$/, "").split("/").pop() ?? n.name) : n.name;
+}
+
+function nameKey(n: CatalogNode): string {
+  return baseName(n).toLowerCase();
+}
+
+/** Identifiers are case-sensitive: `Subject` is the class, `subject` a variable, `SOCK_CLOEXEC` no file. */
+function answersTo(n: CatalogNode, token: string): boolean {
+  return baseName(n) === token;
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}

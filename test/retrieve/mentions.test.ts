@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { makeProject } from "../helpers.js";
+
+// Lexically, every question below matches journal.py better than the code it names.
+const FILES = {
+  "books/ledger.py": `"""Double-entry ledger."""
+
+
+class Ledger:
+    """Accounts and their balances."""
+
+    def post(self, entry):
+        """Record one entry."""
+        self.entries.append(entry)
+        return len(self.entries)
+`,
+  "books/journal.py": `"""Journal entries with tax."""
+
+
+def post_journal_entry_with_tax(entry, tax_rate):
+    """Post a journal entry with tax, rounding the tax amount of the journal entry."""
+    entry.tax = round(entry.amount * tax_rate, 2)
+    return entry
+
+
+def journal_entry_tax_report(entries):
+    """Report the tax of every journal entry."""
+    return [e.tax for e in entries]
+`,
+  "books/fx.go": `package books
+
+// Convert turns an amount into another currency.
+func Convert(amount float64, rate float64) float64 { return amount * rate }
+`,
+};
+
+let p: ReturnType<typeof makeProject>;
+let engine: ProjectEngine;
+beforeAll(async () => {
+  p = makeProject(FILES);
+  engine = await ProjectEngine.open(p.root, { sideEffects: false });
+  await engine.build({ project_path: p.root });
+});
+afterAll(async () => {
+  await engine.close();
+  p.cleanup();
+});
+
+const first = async (query: string) => (await engine.search({ project_path: p.root, query })).results[0];
+
+describe("identifiers named in the question", () => {
+  it("a qualified name, a module-prefixed name and a called name put their node first", async () => {
+    expect(await first("How does Ledger.post handle a journal entry with tax?")).toMatchObject({ id: "books/ledger.py::Ledger.post", via: expect.arrayContaining(["name"]) });
+    expect(await first("what does ledger.Ledger do with a journal entry with tax")).toMatchObject({ id: "books/ledger.py::Ledger" });
+    expect(await first("Is the journal entry tax rounded when Convert() runs?")).toMatchObject({ id: "books/fx.go::Convert" });
+  });
+
+  it("a module named as such counts; prose words and other cases do not", async () => {
+    expect((await first("In the ledger module, where is a journal entry with tax kept?")).file_path).toBe("books/ledger.py");
+    for (const q of ["How is a journal entry with tax posted to the ledger?", "Does LEDGER.POST round the journal entry tax?", "journal entry with tax and convert"]) {
+      const r = await engine.search({ project_path: p.root, query: q });
+      expect(r.results.filter((x) => x.via.includes("name")), q).toEqual([]);
+    }
+  });
+});

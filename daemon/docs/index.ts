@@ -21,7 +21,7 @@ export const MAX_BINARY_DOC_BYTES = 50 * 1024 * 1024;
 /** Largest Markdown file read. */
 export const MAX_MARKDOWN_BYTES = 10 * 1024 * 1024;
 
-const SCHEMA_VERSION = "2";
+const SCHEMA_VERSION = "3";
 const SCHEMA = (dim: number) => `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_chunks USING fts5(
-  text, heading, doc, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+  text, heading, doc, tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS vec_chunks USING vec0(embedding float[${dim}] distance_metric=cosine);
 `;
@@ -263,7 +263,7 @@ export class DocsIndex {
 
     db.transaction(() => {
       if (rebuild) {
-        db.exec("DELETE FROM chunks; DELETE FROM documents; INSERT INTO fts_chunks(fts_chunks) VALUES('delete-all'); DROP TABLE IF EXISTS vec_chunks;");
+        db.exec("DELETE FROM chunks; DELETE FROM documents; DELETE FROM fts_chunks; DROP TABLE IF EXISTS vec_chunks;");
         db.exec(`CREATE VIRTUAL TABLE vec_chunks USING vec0(embedding float[${this.embedder.dim}] distance_metric=cosine)`);
       } else {
         for (const p of [...removedPaths, ...replacedPaths]) {

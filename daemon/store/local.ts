@@ -41,8 +41,10 @@ export class LocalStore implements IndexStore {
     try {
       store = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
     } catch (err) {
-      // An old or damaged index cannot be read; --force rebuilds it beside the old file and swaps at the end.
-      if (!opts.force || (err as CodememError).code !== "INDEX_CORRUPT") throw err;
+      // An index of an older schema is derived data: any build replaces it. A damaged one only with
+      // --force. Either way the new index is built beside the old file and swapped in at the end.
+      const e = err as CodememError;
+      if (e.code !== "INDEX_CORRUPT" || !(opts.force || e.details?.schema !== undefined)) throw err;
       return LocalStore.replacement(file, opts.dim);
     }
     if (opts.force && opts.dim !== undefined && Number(store.metaValue("dim")) !== opts.dim) {
@@ -87,7 +89,8 @@ export class LocalStore implements IndexStore {
         db.exec(SCHEMA(opts.dim));
         store.setMeta({ schema_version: SCHEMA_VERSION, dim: String(opts.dim) });
       } else if (store.metaValue("schema_version") !== SCHEMA_VERSION) {
-        throw new CodememError("INDEX_CORRUPT", `The index ${file} has schema ${store.metaValue("schema_version")}, this codemem needs ${SCHEMA_VERSION}; rebuild with \`codemem build --force\`.`);
+        const schema = store.metaValue("schema_version");
+        throw new CodememError("INDEX_CORRUPT", `The index ${file} has schema ${schema}, this codemem needs ${SCHEMA_VERSION}; run \`codemem build\` to rebuild it.`, { file, schema });
       }
     } catch (err) {
       db.close();

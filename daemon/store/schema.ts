@@ -1,5 +1,5 @@
 /** Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change. */
-export const SCHEMA_VERSION = "2";
+export const SCHEMA_VERSION = "3";
 
 export const SCHEMA = (dim: number) => `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -19,9 +19,11 @@ CREATE TABLE IF NOT EXISTS edges (source TEXT NOT NULL, target TEXT NOT NULL, ty
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL, size INTEGER NOT NULL, files TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_nodes USING fts5(
-  name, qualified, signature, doc, path, body, content='', contentless_delete=1, tokenize='porter unicode61'
+  name, qualified, signature, doc, path, body, tokenize='porter unicode61'
 );
 -- Whole-file lexical index: one row per file, rowid = the file's module node.
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_files USING fts5(path, body, content='', contentless_delete=1, tokenize='porter unicode61');
+-- Both keep their text: a contentless table cannot take back a deleted row's share of the BM25
+-- statistics (row count, average length), so every re-index would skew the ranking a little more.
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_files USING fts5(path, body, tokenize='porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING vec0(embedding float[${dim}] distance_metric=cosine);
 `;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import type { LocalStore } from "../../dist/daemon/store/local.js";
@@ -199,6 +200,42 @@ describe("incremental builds", () => {
     const forced = await p.build(true);
     expect(forced.files_changed).toBe(3);
     expect(forced.nodes_embedded).toBe(first.node_count);
+  });
+
+  it("ranks exactly as a fresh index after rebuilds and re-indexed edits", async () => {
+    const ranking = async (p: Awaited<ReturnType<typeof open>>) =>
+      (await p.engine.search({ project_path: p.root, query: "charge the card for an order total with tax", limit: 20 })).results.map((x) => `${x.id} ${x.score}`);
+    const fresh = await open(PY_PROJECT);
+    await fresh.build();
+    const expected = await ranking(fresh);
+    const p = await open(PY_PROJECT);
+    await p.build();
+    // Re-indexing deletes rows; their share of the BM25 statistics must go with them.
+    await p.build(true);
+    await p.build(true);
+    p.write("shop/payments.py", PY_PROJECT["shop/payments.py"] + "\n# edited\n");
+    touchLater(path.join(p.root, "shop/payments.py"));
+    await p.build();
+    p.write("shop/payments.py", PY_PROJECT["shop/payments.py"]);
+    touchLater(path.join(p.root, "shop/payments.py"));
+    await p.build();
+    expect(await ranking(p)).toEqual(expected);
+  });
+
+  it("an index of an older schema is refused for answers and rebuilt by a plain build", async () => {
+    const p = await open(PY_PROJECT);
+    const first = await p.build();
+    await p.engine.close();
+    const file = path.join(p.root, "codegraph-out/codemem_db/index.db");
+    const db = new Database(file);
+    db.prepare("UPDATE meta SET value = '1' WHERE key = 'schema_version'").run();
+    db.close();
+    const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+    cleanups.push(() => engine.close());
+    await expectCode(engine.search({ project_path: p.root, query: "charge card" }), "INDEX_CORRUPT");
+    const rebuilt = await engine.build({ project_path: p.root });
+    expect(rebuilt.node_count).toBe(first.node_count);
+    expect((await engine.search({ project_path: p.root, query: "charge card" })).results[0].id).toBe("shop/payments.py::charge_card");
   });
 });
 

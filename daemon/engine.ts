@@ -239,6 +239,9 @@ export class ProjectEngine {
     const e = await this.embedder();
     const built = (await this.retriever()).meta.embedder;
     if (built && built !== e.id) {
+      if (built.startsWith("builtin-") && e.id.startsWith("builtin-")) {
+        throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built by an earlier codemem (embedder ${built}); run \`codemem build\` to re-embed it with ${e.id}.`);
+      }
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);
     }
     return e;

@@ -95,6 +95,7 @@ for (const [name, c] of Object.entries(spec.corpora)) {
     whole_files: { recall: 1, mean_tokens: wholeTokens },
     bm25_top3: { recall: mean(bmRows.map((r) => r.recall)), mrr: mean(bmRows.map((r) => r.rr)), mean_tokens: mean(bmRows.map((r) => r.tokens)), mean_files_cited: mean(bmRows.map((r) => r.files)) },
     misses: rows.filter((r) => r.recall < 1).map((r) => r.id),
+    rows: rows.map(({ id, recall, rr, tokens, files }) => ({ id, recall, rr, tokens, files })),
   };
   report.corpora[name] = summary;
   all.codemem.push(...rows);

@@ -91,9 +91,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const sourceChanged = !!stored.graph_source && stored.graph_source !== source;
     // Turning secret redaction on or off changes every file's indexed text.
     const secretsChanged = (stored.exclude_secrets ?? "false") !== String(cfg.build.excludeSecrets);
+    // An index made by an earlier version of the built-in embedder is re-embedded, not refused:
+    // the user chose nothing different, the software changed.
+    const builtinUpgrade = !!builtWith && builtWith !== embedder.id && builtWith.startsWith("builtin-") && embedder.id.startsWith("builtin-");
     // A fresh (or replaced) index has no embedder recorded: everything is built.
-    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged;
-    if (builtWith && builtWith !== embedder.id && !opts.force) {
+    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade;
+    if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
     }
 

@@ -1,58 +1,53 @@
-import { contentWords, stem } from "../text.js";
-import { conceptsOf } from "./concepts.js";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { CodememError } from "../../../shared/errors.js";
 import type { Embedder } from "./embedder.js";
+import { HashFeatures, WordVectors } from "./word-vectors.js";
 
-const DIM = 384;
-const WORD_WEIGHT = 1.0;
-const CONCEPT_WEIGHT = 0.6;
-const TRIGRAM_WEIGHT = 0.35; // spread over a word's trigrams: fuzzy matches (parser ~ parse) without drowning words
+const HASH_DIM = 256;
+/** Share of the cosine carried by the trained word vectors; the hashed features carry the rest. */
+const LEARNED_SHARE = 0.5;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+// tsc does not copy data files: from dist/daemon/index/embed the vectors live in the source tree.
+const VECTORS_FILE = [path.join(here, "code-words.bin"), path.resolve(here, "../../../../daemon/index/embed/code-words.bin")].find((f) => fs.existsSync(f));
 
 /**
- * The default embedder: deterministic, code-aware, offline. A text becomes a bag of word stems,
- * concept ids (synonym groups) and character trigrams, each signed-hashed into DIM buckets with
- * sub-linear term frequency, then L2-normalised.
+ * The default embedder: deterministic and offline. A text's vector joins two parts, so that its
+ * cosine is a weighted sum of two similarities: hashed lexical features (word stems, synonym
+ * groups, character trigrams) and word vectors trained on documented code from other projects
+ * (scripts/train-embedder.mjs), which bring "discard" near `skip` and "serialize" near `marshal`.
  */
 export class BuiltinEmbedder implements Embedder {
-  readonly id = `builtin-hash-v1:${DIM}`;
-  readonly dim = DIM;
+  readonly id: string;
+  readonly dim: number;
+  private readonly hash = new HashFeatures(HASH_DIM);
+  private readonly words: WordVectors;
+
+  constructor() {
+    if (!VECTORS_FILE) {
+      throw new CodememError("EMBEDDER_LOAD_FAILED", "The built-in embedder's word vectors (daemon/index/embed/code-words.bin) are missing from this installation; reinstall codemem.");
+    }
+    this.words = WordVectors.load(VECTORS_FILE);
+    this.dim = HASH_DIM + this.words.dim;
+    this.id = `builtin-code-${this.words.version}:${this.dim}`;
+  }
 
   async embed(texts: string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
   }
 
   embedOne(text: string): Float32Array {
-    const counts = new Map<string, number>();
-    const add = (f: string, w: number) => counts.set(f, (counts.get(f) ?? 0) + w);
-    for (const raw of contentWords(text)) {
-      const w = stem(raw);
-      add(`w:${w}`, WORD_WEIGHT);
-      const cs = conceptsOf(w) ?? conceptsOf(raw);
-      if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT);
-      if (w.length >= 4) {
-        const padded = `^${w}$`;
-        const n = padded.length - 2;
-        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT / Math.sqrt(n));
-      }
-    }
-    const v = new Float32Array(DIM);
-    for (const [f, c] of counts) {
-      const h = fnv1a(f);
-      const tf = c <= 1 ? c : 1 + Math.log(c); // sub-linear: a word repeated ten times is not ten times the topic
-      v[h % DIM] += (h & 0x80000000 ? -1 : 1) * tf;
-    }
-    let norm = 0;
-    for (let i = 0; i < DIM; i++) norm += v[i] * v[i];
-    norm = Math.sqrt(norm);
-    if (norm > 0) for (let i = 0; i < DIM; i++) v[i] /= norm;
+    const h = this.hash.vector(text);
+    const w = this.words.vector(text);
+    // A text without a known word keeps its lexical part whole.
+    const known = w.some((x) => x !== 0);
+    const a = known ? Math.sqrt(1 - LEARNED_SHARE) : 1;
+    const b = known ? Math.sqrt(LEARNED_SHARE) : 0;
+    const v = new Float32Array(this.dim);
+    for (let i = 0; i < HASH_DIM; i++) v[i] = a * h[i];
+    for (let i = 0; i < this.words.dim; i++) v[HASH_DIM + i] = b * w[i];
     return v;
   }
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }

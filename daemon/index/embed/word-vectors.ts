@@ -1,0 +1,128 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import zlib from "node:zlib";
+import { contentWords, stem } from "../text.js";
+import { conceptsOf } from "./concepts.js";
+
+const WORD_WEIGHT = 1.0;
+const CONCEPT_WEIGHT = 0.6;
+const TRIGRAM_WEIGHT = 0.35; // spread over a word's trigrams: fuzzy matches (parser ~ parse) without drowning words
+
+/**
+ * Hashed lexical features of a text: word stems, concept ids (synonym groups) and character
+ * trigrams, signed-hashed into `dim` buckets with sub-linear term frequency, L2-normalised.
+ */
+export class HashFeatures {
+  constructor(readonly dim: number) {}
+
+  vector(text: string): Float32Array {
+    const counts = new Map<string, number>();
+    const add = (f: string, w: number) => counts.set(f, (counts.get(f) ?? 0) + w);
+    for (const raw of contentWords(text)) {
+      const w = stem(raw);
+      add(`w:${w}`, WORD_WEIGHT);
+      const cs = conceptsOf(w) ?? conceptsOf(raw);
+      if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT);
+      if (w.length >= 4) {
+        const padded = `^${w}$`;
+        const n = padded.length - 2;
+        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT / Math.sqrt(n));
+      }
+    }
+    const v = new Float32Array(this.dim);
+    for (const [f, c] of counts) {
+      const h = fnv1a(f);
+      const tf = c <= 1 ? c : 1 + Math.log(c); // sub-linear: a word repeated ten times is not ten times the topic
+      v[h % this.dim] += (h & 0x80000000 ? -1 : 1) * tf;
+    }
+    return normalize(v);
+  }
+}
+
+const MAGIC = "codemem-word-vectors-1";
+
+/**
+ * Trained word vectors (scripts/train-embedder.mjs): a text is the SIF-weighted sum of the
+ * vectors of its word stems, normalised. Stored gzipped: a JSON header line, the words one per
+ * line, then per word its SIF weight and row scale (float32) and its int8 row.
+ */
+export class WordVectors {
+  private constructor(
+    /** Short digest of the file: vectors from another training are another embedder. */
+    readonly version: string,
+    readonly dim: number,
+    private readonly index: Map<string, number>,
+    private readonly weight: Float32Array,
+    private readonly rows: Float32Array,
+  ) {}
+
+  static load(file: string): WordVectors {
+    const raw = fs.readFileSync(file);
+    const version = createHash("sha1").update(raw).digest("hex").slice(0, 8);
+    const buf = zlib.gunzipSync(raw);
+    const headerEnd = buf.indexOf(10);
+    const header = JSON.parse(buf.subarray(0, headerEnd).toString("utf8")) as { magic: string; dim: number; count: number; wordsBytes: number };
+    if (header.magic !== MAGIC) throw new Error(`${file} is not a codemem word-vector file`);
+    const { dim, count } = header;
+    let o = headerEnd + 1;
+    const words = buf.subarray(o, o + header.wordsBytes).toString("utf8").split("\n");
+    o += header.wordsBytes;
+    const floats = new Float32Array(buf.buffer.slice(buf.byteOffset + o, buf.byteOffset + o + 8 * count));
+    o += 8 * count;
+    const q = new Int8Array(buf.buffer.slice(buf.byteOffset + o, buf.byteOffset + o + count * dim));
+    const rows = new Float32Array(count * dim);
+    for (let i = 0; i < count; i++) {
+      const scale = floats[count + i];
+      for (let d = 0; d < dim; d++) rows[i * dim + d] = q[i * dim + d] * scale;
+    }
+    return new WordVectors(version, dim, new Map(words.map((w, i) => [w, i])), floats.subarray(0, count), rows);
+  }
+
+  vector(text: string): Float32Array {
+    const v = new Float32Array(this.dim);
+    for (const raw of contentWords(text)) {
+      const i = this.index.get(stem(raw));
+      if (i === undefined) continue;
+      const w = this.weight[i];
+      const b = i * this.dim;
+      for (let d = 0; d < this.dim; d++) v[d] += w * this.rows[b + d];
+    }
+    return normalize(v);
+  }
+}
+
+/** Writes trained vectors in the format `WordVectors.load` reads (int8 rows with a scale per word). */
+export function writeWordVectors(file: string, words: string[], weight: Float32Array, table: Float32Array, dim: number): void {
+  const count = words.length;
+  const wordsBuf = Buffer.from(words.join("\n"), "utf8");
+  const floats = new Float32Array(2 * count);
+  const q = new Int8Array(count * dim);
+  for (let i = 0; i < count; i++) {
+    let max = 0;
+    for (let d = 0; d < dim; d++) max = Math.max(max, Math.abs(table[i * dim + d]));
+    const scale = max / 127 || 1;
+    floats[i] = weight[i];
+    floats[count + i] = scale;
+    for (let d = 0; d < dim; d++) q[i * dim + d] = Math.round(table[i * dim + d] / scale);
+  }
+  const header = Buffer.from(JSON.stringify({ magic: MAGIC, dim, count, wordsBytes: wordsBuf.length }) + "\n", "utf8");
+  const body = Buffer.concat([header, wordsBuf, Buffer.from(floats.buffer), Buffer.from(q.buffer)]);
+  fs.writeFileSync(file, zlib.gzipSync(body, { level: 9 }));
+}
+
+export function normalize(v: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) norm += v[i] * v[i];
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < v.length; i++) v[i] /= norm;
+  return v;
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

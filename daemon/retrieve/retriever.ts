@@ -24,6 +24,8 @@ const FILE_WEIGHT = 2.5;
 const FILE_CANDIDATES = 30;
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.5;
+/** Factor by which each earlier hit of the same file discounts the next one in the result order. */
+const FILE_REPEAT = 0.7;
 
 /**
  * The warm, read-only view of one index used to answer questions: the catalog (ranking metadata of
@@ -192,8 +194,34 @@ export class Retriever {
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
-    return [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)).slice(0, limit);
+    return diversify([...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)), limit);
   }
+}
+
+/**
+ * The best hits in an order that shows more files: each further hit of a file already listed
+ * counts FILE_REPEAT times less per earlier one, so a class and its methods do not fill the top.
+ */
+function diversify(sorted: Hit[], limit: number): Hit[] {
+  if (FILE_REPEAT >= 1) return sorted.slice(0, limit);
+  const pool = sorted.slice(0, Math.max(limit * 4, 40));
+  const shown = new Map<string, number>();
+  const out: Hit[] = [];
+  while (out.length < limit && pool.length > 0) {
+    let best = 0;
+    let bestScore = -Infinity;
+    for (let i = 0; i < pool.length; i++) {
+      const s = pool[i].score * FILE_REPEAT ** (shown.get(pool[i].node.file_path) ?? 0);
+      if (s > bestScore) {
+        bestScore = s;
+        best = i;
+      }
+    }
+    const [h] = pool.splice(best, 1);
+    shown.set(h.node.file_path, (shown.get(h.node.file_path) ?? 0) + 1);
+    out.push(h);
+  }
+  return out;
 }
 
 /** Undirected adjacency for graph re-ranking; file-to-file imports are too broad for expansion. */

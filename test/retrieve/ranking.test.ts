@@ -64,3 +64,21 @@ describe("identifiers named in the question", () => {
     }
   });
 });
+
+describe("result order", () => {
+  it("shows another file before a third hit of the same file", async () => {
+    const q = makeProject({
+      "cache/lru.py": `"""Least-recently-used cache."""\n\n\nclass LruCache:\n    """A cache that evicts the least recently used entry."""\n\n    def get(self, key):\n        """Return the cached entry for key and mark it recently used."""\n\n    def put(self, key, value):\n        """Cache an entry, evicting the least recently used entry when full."""\n\n    def evict(self):\n        """Evict the least recently used cache entry."""\n`,
+      "cache/ttl.py": `"""Entries that expire."""\n\n\ndef expire_entries(entries, now):\n    """Drop cached entries whose time to live has passed."""\n`,
+    });
+    const e = await ProjectEngine.open(q.root, { sideEffects: false });
+    await e.build({ project_path: q.root });
+    const r = (await e.search({ project_path: q.root, query: "how are least recently used cache entries evicted or expired", limit: 5 })).results;
+    expect(r[0].file_path).toBe("cache/lru.py");
+    expect(r.slice(0, 3).map((x) => x.file_path)).toContain("cache/ttl.py");
+    // Diversity only reorders: every hit is still there.
+    expect(r.filter((x) => x.file_path === "cache/lru.py").length).toBeGreaterThanOrEqual(3);
+    await e.close();
+    q.cleanup();
+  });
+});

@@ -1,5 +1,5 @@
 import type { Embedder } from "../index/embed/embedder.js";
-import { contentWords } from "../index/text.js";
+import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore } from "../store/types.js";
 import { NameIndex } from "./mentions.js";
@@ -20,7 +20,7 @@ const CANDIDATES = 120;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
 /** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
-const FILE_WEIGHT = 2.5;
+const FILE_WEIGHT = 2.0;
 const FILE_CANDIDATES = 30;
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.5;
@@ -69,6 +69,7 @@ export class Retriever {
       if (n.type !== "module") symbols++;
     }
     this.summary = { languages: [...languages].sort(), symbols };
+    this.weights = undefined;
     this.names = new NameIndex(nodes);
   }
 
@@ -91,6 +92,28 @@ export class Retriever {
     this.setNodes(nodes);
     this.neighbors = adjacency(edges);
     await this.reloadSmall();
+  }
+
+  private weights?: (stem: string) => number;
+
+  /**
+   * How telling a word is in this project: inverse document frequency over the nodes' names,
+   * signatures, docstrings and paths ("observable" says little in rxjs, "debounce" much).
+   * Computed on first use after each change of the catalog.
+   */
+  termWeight(): (stem: string) => number {
+    if (this.weights) return this.weights;
+    const df = new Map<string, number>();
+    for (const n of this.nodes) {
+      for (const w of new Set(contentWords(`${n.qualified_name} ${n.signature} ${n.docstring.slice(0, 1000)} ${n.file_path}`).map(stem))) df.set(w, (df.get(w) ?? 0) + 1);
+    }
+    const N = this.nodes.length;
+    const unseen = Math.log(N + 1) + 1;
+    this.weights = (w) => {
+      const d = df.get(w);
+      return d === undefined ? unseen : Math.log((N + 1) / (d + 1)) + 1;
+    };
+    return this.weights;
   }
 
   code(n: MemNode): Promise<string> {
@@ -131,7 +154,7 @@ export class Retriever {
 
   /** Hybrid ranking: BM25 and vector lists fused by reciprocal rank, then boosted around strong seeds. */
   async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
-    const [qv] = await embedder.embed([query]);
+    const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     const [lex, vec, files] = await Promise.all([this.lexical(query), this.vector(qv), this.fileRanks(query)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {

@@ -82,3 +82,14 @@ describe("result order", () => {
     q.cleanup();
   });
 });
+
+describe("query term weights", () => {
+  it("weigh a word by how rare it is in this project, and an unknown word most", async () => {
+    const r = await engine.retriever();
+    const w = r.termWeight();
+    // "entry" is in four nodes' signatures and docstrings here, "balance" in one, "zeppelin" in none.
+    expect(w("entry")).toBeLessThan(w("balance"));
+    expect(w("balance")).toBeLessThan(w("zeppelin"));
+    expect(w("entry")).toBeGreaterThan(0);
+  });
+});

@@ -38,9 +38,13 @@ export class BuiltinEmbedder implements Embedder {
     return texts.map((t) => this.embedOne(t));
   }
 
-  embedOne(text: string): Float32Array {
-    const h = this.hash.vector(text);
-    const w = this.words.vector(text);
+  embedQuery(text: string, weight: (stem: string) => number): Float32Array {
+    return this.embedOne(text, weight);
+  }
+
+  embedOne(text: string, weight?: (stem: string) => number): Float32Array {
+    const h = this.hash.vector(text, weight);
+    const w = this.words.vector(text, weight);
     // A text without a known word keeps its lexical part whole.
     const known = w.some((x) => x !== 0);
     const a = known ? Math.sqrt(1 - LEARNED_SHARE) : 1;

@@ -4,5 +4,10 @@ export interface Embedder {
   readonly dim: number;
   /** L2-normalised vectors, one per text, same order. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * A question's vector with each word (a stem) weighted by how telling it is in the project being
+   * searched; embedders that cannot weight words leave this out and `embed` is used.
+   */
+  embedQuery?(text: string, weight: (stem: string) => number): Float32Array;
   close?(): Promise<void>;
 }

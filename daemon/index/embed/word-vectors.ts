@@ -15,18 +15,20 @@ const TRIGRAM_WEIGHT = 0.35; // spread over a word's trigrams: fuzzy matches (pa
 export class HashFeatures {
   constructor(readonly dim: number) {}
 
-  vector(text: string): Float32Array {
+  /** `weight` scales every feature of a word (query-side term weighting); 1 when absent. */
+  vector(text: string, weight?: (stem: string) => number): Float32Array {
     const counts = new Map<string, number>();
     const add = (f: string, w: number) => counts.set(f, (counts.get(f) ?? 0) + w);
     for (const raw of contentWords(text)) {
       const w = stem(raw);
-      add(`w:${w}`, WORD_WEIGHT);
+      const k = weight ? weight(w) : 1;
+      add(`w:${w}`, WORD_WEIGHT * k);
       const cs = conceptsOf(w) ?? conceptsOf(raw);
-      if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT);
+      if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT * k);
       if (w.length >= 4) {
         const padded = `^${w}$`;
         const n = padded.length - 2;
-        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT / Math.sqrt(n));
+        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, (TRIGRAM_WEIGHT * k) / Math.sqrt(n));
       }
     }
     const v = new Float32Array(this.dim);
@@ -78,12 +80,13 @@ export class WordVectors {
     return new WordVectors(version, dim, new Map(words.map((w, i) => [w, i])), floats.subarray(0, count), rows);
   }
 
-  vector(text: string): Float32Array {
+  vector(text: string, weight?: (stem: string) => number): Float32Array {
     const v = new Float32Array(this.dim);
     for (const raw of contentWords(text)) {
-      const i = this.index.get(stem(raw));
+      const s = stem(raw);
+      const i = this.index.get(s);
       if (i === undefined) continue;
-      const w = this.weight[i];
+      const w = this.weight[i] * (weight ? weight(s) : 1);
       const b = i * this.dim;
       for (let d = 0; d < this.dim; d++) v[d] += w * this.rows[b + d];
     }

@@ -7,7 +7,7 @@ import { HashFeatures, WordVectors } from "./word-vectors.js";
 
 const HASH_DIM = 256;
 /** Share of the cosine carried by the trained word vectors; the hashed features carry the rest. */
-const LEARNED_SHARE = 0.5;
+const LEARNED_SHARE = 0.6;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // tsc does not copy data files: from dist/daemon/index/embed the vectors live in the source tree.

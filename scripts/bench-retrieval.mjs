@@ -121,6 +121,43 @@ for (const [name, c] of Object.entries(corpora)) {
   await engine.close();
 }
 
+// Latency on a 10,000-node index (the target's size): the python-stdlib files in path order up to
+// 10,000 nodes, asked every stdlib question (answers need not be right for the timing).
+const LATENCY_NODES = 10_000;
+if (!onlyCorpus || onlyCorpus === "python-stdlib") {
+  const full = path.join(root, ".bench-cache/work/python-stdlib");
+  const engine = await ProjectEngine.open(full, { sideEffects: false });
+  const perFile = new Map();
+  for (const n of (await engine.retriever()).nodes) perFile.set(n.file_path, (perFile.get(n.file_path) ?? 0) + 1);
+  await engine.close();
+  const work = path.join(root, ".bench-cache/work/latency-10k");
+  fs.rmSync(work, { recursive: true, force: true });
+  let nodes = 0;
+  for (const f of [...perFile.keys()].sort()) {
+    if (nodes + perFile.get(f) > LATENCY_NODES) continue;
+    nodes += perFile.get(f);
+    fs.mkdirSync(path.dirname(path.join(work, f)), { recursive: true });
+    fs.copyFileSync(path.join(root, corpora["python-stdlib"].dir, f), path.join(work, f));
+  }
+  const e = await ProjectEngine.open(work, { sideEffects: false });
+  const built = await e.build({ project_path: work, force: true });
+  const questions = sets.flatMap((x) => x.spec.questions.filter((q) => q.corpus === "python-stdlib").map((q) => q.question));
+  await e.query({ project_path: work, question: questions[0] });
+  const lat = { query: [], search: [] };
+  for (let rep = 0; rep < 3; rep++) {
+    for (const q of questions) {
+      let t = performance.now();
+      await e.query({ project_path: work, question: q });
+      lat.query.push(performance.now() - t);
+      t = performance.now();
+      await e.search({ project_path: work, query: q, limit: 10 });
+      lat.search.push(performance.now() - t);
+    }
+  }
+  await e.close();
+  report.latency_10k = { nodes: built.node_count, files: built.files_indexed, calls: lat.query.length, query_p50_ms: pct(lat.query, 0.5), query_p95_ms: pct(lat.query, 0.95), search_p50_ms: pct(lat.search, 0.5), search_p95_ms: pct(lat.search, 0.95) };
+}
+
 for (const set of Object.values(report.sets)) {
   const rows = Object.values(set.corpora).flatMap((c) => c.rows);
   const bmRows = Object.values(set.corpora).flatMap((c) => c.bm25_rows);
@@ -143,6 +180,8 @@ else {
       console.log(`  ${setName.padEnd(10)} ${String(s.questions).padStart(3)} q  codemem recall ${f(s.codemem.recall)} MRR ${f(s.codemem.mrr)} tokens ${f(s.codemem.mean_tokens)} files ${f(s.codemem.mean_files_cited)} (max ${s.codemem.max_files_cited})  |  BM25 top-3 recall ${f(s.bm25_top3.recall)} MRR ${f(s.bm25_top3.mrr)} tokens ${f(s.bm25_top3.mean_tokens)}${s.misses.length ? `  |  misses: ${s.misses.join(" ")}` : ""}`);
     }
   }
+  const l = report.latency_10k;
+  if (l) console.log(`\n== warm latency on a ${l.nodes}-node index (${l.files} stdlib files), ${l.calls} calls each: query p50 ${f(l.query_p50_ms)} ms (p95 ${f(l.query_p95_ms)}), search p50 ${f(l.search_p50_ms)} ms (p95 ${f(l.search_p95_ms)})  [targets: query p50 <= 30 ms, search p50 <= 15 ms]`);
   console.log("");
   for (const [setName, set] of Object.entries(report.sets)) {
     const o = set.overall;

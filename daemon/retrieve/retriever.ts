@@ -48,6 +48,7 @@ export class Retriever {
   static async open(store: IndexStore): Promise<Retriever> {
     const r = new Retriever(store);
     r.setNodes(await store.catalog());
+    r.countTerms(r.nodes, 1);
     r.neighbors = adjacency(await store.edges());
     await r.reloadSmall();
     return r;
@@ -69,7 +70,6 @@ export class Retriever {
       if (n.type !== "module") symbols++;
     }
     this.summary = { languages: [...languages].sort(), symbols };
-    this.weights = undefined;
     this.names = new NameIndex(nodes);
   }
 
@@ -89,31 +89,37 @@ export class Retriever {
     await this.store.refresh(files);
     const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
     for (const n of nodes) n.community = communityOf.get(n.id) ?? n.community;
+    this.countTerms(this.nodes.filter((n) => changed.has(n.file_path)), -1);
+    this.countTerms(fresh, 1);
     this.setNodes(nodes);
     this.neighbors = adjacency(edges);
     await this.reloadSmall();
   }
 
-  private weights?: (stem: string) => number;
+  /** Document frequencies of stems over the catalog, for `termWeight`; patched per file on refresh. */
+  private readonly df = new Map<string, number>();
+
+  private countTerms(nodes: MemNode[], sign: 1 | -1): void {
+    for (const n of nodes) {
+      for (const w of termsOf(n)) {
+        const c = (this.df.get(w) ?? 0) + sign;
+        if (c > 0) this.df.set(w, c);
+        else this.df.delete(w);
+      }
+    }
+  }
 
   /**
    * How telling a word is in this project: inverse document frequency over the nodes' names,
    * signatures, docstrings and paths ("observable" says little in rxjs, "debounce" much).
-   * Computed on first use after each change of the catalog.
    */
   termWeight(): (stem: string) => number {
-    if (this.weights) return this.weights;
-    const df = new Map<string, number>();
-    for (const n of this.nodes) {
-      for (const w of new Set(contentWords(`${n.qualified_name} ${n.signature} ${n.docstring.slice(0, 1000)} ${n.file_path}`).map(stem))) df.set(w, (df.get(w) ?? 0) + 1);
-    }
     const N = this.nodes.length;
     const unseen = Math.log(N + 1) + 1;
-    this.weights = (w) => {
-      const d = df.get(w);
+    return (w) => {
+      const d = this.df.get(w);
       return d === undefined ? unseen : Math.log((N + 1) / (d + 1)) + 1;
     };
-    return this.weights;
   }
 
   code(n: MemNode): Promise<string> {
@@ -245,6 +251,11 @@ function diversify(sorted: Hit[], limit: number): Hit[] {
     out.push(h);
   }
   return out;
+}
+
+/** The stems a node counts for in the document frequencies (each once). */
+function termsOf(n: MemNode): Set<string> {
+  return new Set(contentWords(`${n.qualified_name} ${n.signature} ${n.docstring.slice(0, 1000)} ${n.file_path}`).map(stem));
 }
 
 /** Undirected adjacency for graph re-ranking; file-to-file imports are too broad for expansion. */

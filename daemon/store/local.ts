@@ -336,32 +336,21 @@ class VectorMatrix {
     return cols;
   }
 
-  private row(i: number): Float32Array {
-    const n = this.rowids.length;
-    const r = new Float32Array(this.dim);
-    for (let d = 0; d < this.dim; d++) r[d] = this.cols[d * n + i];
-    return r;
-  }
-
   /** A copy without the rows of `changed` files, plus the given rows. */
   patch(changed: Set<string>, rows: { rowid: number; file: string }[], vectors: Map<number, Float32Array>): VectorMatrix {
-    const kept: Float32Array[] = [];
-    const rowids: number[] = [];
-    const files: string[] = [];
-    for (let i = 0; i < this.rowids.length; i++) {
-      if (changed.has(this.files[i])) continue;
-      kept.push(this.row(i));
-      rowids.push(this.rowids[i]);
-      files.push(this.files[i]);
+    const n = this.rowids.length;
+    const keep: number[] = [];
+    for (let i = 0; i < n; i++) if (!changed.has(this.files[i])) keep.push(i);
+    const added = rows.filter((r) => vectors.has(r.rowid));
+    const m = keep.length + added.length;
+    const cols = new Float32Array(m * this.dim);
+    for (let d = 0; d < this.dim; d++) {
+      const from = d * n;
+      const to = d * m;
+      for (let j = 0; j < keep.length; j++) cols[to + j] = this.cols[from + keep[j]];
+      for (let j = 0; j < added.length; j++) cols[to + keep.length + j] = vectors.get(added[j].rowid)![d];
     }
-    for (const r of rows) {
-      const v = vectors.get(r.rowid);
-      if (!v) continue;
-      kept.push(v);
-      rowids.push(r.rowid);
-      files.push(r.file);
-    }
-    return new VectorMatrix(VectorMatrix.columns(kept, this.dim), rowids, files, this.dim);
+    return new VectorMatrix(cols, [...keep.map((i) => this.rowids[i]), ...added.map((r) => r.rowid)], [...keep.map((i) => this.files[i]), ...added.map((r) => r.file)], this.dim);
   }
 
   /** Exact cosine search (vectors are unit length), best `limit` first. */

@@ -205,21 +205,31 @@ describe("incremental builds", () => {
   it("ranks exactly as a fresh index after rebuilds and re-indexed edits", async () => {
     const ranking = async (p: Awaited<ReturnType<typeof open>>) =>
       (await p.engine.search({ project_path: p.root, query: "charge the card for an order total with tax", limit: 20 })).results.map((x) => `${x.id} ${x.score}`);
-    const fresh = await open(PY_PROJECT);
+    // Enough files that editing one is a small build: the warm reader is patched, not reloaded.
+    const files: Record<string, string> = { ...PY_PROJECT };
+    for (let i = 0; i < 12; i++) files[`shop/extra_${i}.py`] = `"""Extra module ${i}."""\n\n\ndef helper_${i}(order):\n    """Look up the order's customer ${i}."""\n    return order\n`;
+    const fresh = await open(files);
     await fresh.build();
     const expected = await ranking(fresh);
-    const p = await open(PY_PROJECT);
+    const p = await open(files);
     await p.build();
+    // A warm reader is patched in place by the builds below (catalog, vectors, term statistics).
+    await ranking(p);
     // Re-indexing deletes rows; their share of the BM25 statistics must go with them.
     await p.build(true);
     await p.build(true);
+    await ranking(p);
     p.write("shop/payments.py", PY_PROJECT["shop/payments.py"] + "\n# edited\n");
     touchLater(path.join(p.root, "shop/payments.py"));
     await p.build();
+    await ranking(p);
     p.write("shop/payments.py", PY_PROJECT["shop/payments.py"]);
     touchLater(path.join(p.root, "shop/payments.py"));
     await p.build();
     expect(await ranking(p)).toEqual(expected);
+    // The query's term weights follow too (fusion by rank would hide small drifts in them).
+    const [w, fw] = [(await p.engine.retriever()).termWeight(), (await fresh.engine.retriever()).termWeight()];
+    for (const word of ["charge", "card", "gateway", "refund", "order", "tax", "entity", "payment"]) expect(w(word), word).toBe(fw(word));
   });
 
   it("an index of an older schema is refused for answers and rebuilt by a plain build", async () => {

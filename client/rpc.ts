@@ -75,6 +75,7 @@ class Connection {
       this.pending.set(id, p);
       this.sock.ref(); // keep the process alive while a reply is owed
       if (!this.writer.write({ id, op, input, client: { pid: process.pid, source } })) {
+        this.closed = true;
         this.settle(id);
         reject(new ConnectionLost("cannot write to the daemon socket"));
       }
@@ -231,8 +232,13 @@ export async function callDaemon(root: string, op: string, input: unknown, opts:
     try {
       return await conn.request(op, input, timeoutMs, source);
     } catch (err) {
-      // The daemon went away under a cached connection (restart, kill): reconnect once.
-      if (err instanceof ConnectionLost && tries === 0 && op !== "shutdown") {
+      // The daemon went away under a cached connection (restart, kill): reconnect. Twice, because a
+      // dying daemon's socket can still take a connection between its memory and its files being
+      // released (the process already looks gone), and that connection is then lost too.
+      if (err instanceof ConnectionLost && tries < 2 && op !== "shutdown") {
+        // A write can fail before the socket's close event has dropped it from the cache.
+        if (connections.get(realRoot) && (await connections.get(realRoot)!.catch(() => undefined)) === conn) connections.delete(realRoot);
+        if (tries > 0) await new Promise((r) => setTimeout(r, 100));
         continue;
       }
       if (err instanceof ConnectionLost) throw unavailable(realRoot, `the daemon connection was lost during "${op}"`);

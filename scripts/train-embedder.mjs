@@ -24,7 +24,8 @@ const { Extractor } = await import(dist("daemon/index/extract.js"));
 const { resolveGraph } = await import(dist("daemon/index/resolve.js"));
 const { childNamesByParent, embeddingText } = await import(dist("daemon/index/documents.js"));
 const { contentWords, stem } = await import(dist("daemon/index/text.js"));
-const { writeWordVectors, HashFeatures } = await import(dist("daemon/index/embed/word-vectors.js"));
+const { writeWordVectors } = await import(dist("daemon/index/embed/word-vectors.js"));
+const { HashFeatures } = await import(dist("daemon/index/embed/hash-features.js"));
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {

@@ -1,6 +1,6 @@
 import type { CatalogNode } from "../store/types.js";
 
-/** A node the question names, and how surely: 1 for an identifier written as code, less for a plain word. */
+/** A node the question names, and how surely: 1, or WEAK for a dotted name whose prefix names no module of it. */
 export interface Mention {
   node: CatalogNode;
   strength: number;
@@ -11,9 +11,10 @@ const SPECIFIC = 10;
 const WEAK = 0.35;
 
 /**
- * Finds the nodes a question names. Looks up simple and qualified names case-insensitively; a
- * module answers to its file's base name (`cookiejar`, `tap`), and a dotted prefix (`textwrap.`,
- * `http.`) must match the words of the node's module: its path segments and package name.
+ * Finds the nodes a question names. Only identifiers written as code count (see `find`), and they
+ * match names case-sensitively; a module answers to its file's base name (`cookiejar`, `tap`), and a
+ * dotted prefix (`textwrap.`, `http.`) is checked against the words of the node's module: its path
+ * segments and package name.
  */
 export class NameIndex {
   private readonly byName = new Map<string, CatalogNode[]>();
@@ -33,6 +34,7 @@ export class NameIndex {
     }
   }
 
+  /** `Class.method`, `module.name`, `name()`, a backticked name, a code-shaped name, or "the X module". */
   find(question: string): Mention[] {
     const out = new Map<string, Mention>();
     const note = (nodes: CatalogNode[], strength: number) => {

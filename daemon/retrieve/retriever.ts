@@ -230,9 +230,9 @@ export class Retriever {
 /**
  * The best hits in an order that shows more files: each further hit of a file already listed
  * counts FILE_REPEAT times less per earlier one, so a class and its methods do not fill the top.
+ * Hits carry the discounted score, so the list stays sorted by score.
  */
 function diversify(sorted: Hit[], limit: number): Hit[] {
-  if (FILE_REPEAT >= 1) return sorted.slice(0, limit);
   const pool = sorted.slice(0, Math.max(limit * 4, 40));
   const shown = new Map<string, number>();
   const out: Hit[] = [];
@@ -248,7 +248,7 @@ function diversify(sorted: Hit[], limit: number): Hit[] {
     }
     const [h] = pool.splice(best, 1);
     shown.set(h.node.file_path, (shown.get(h.node.file_path) ?? 0) + 1);
-    out.push(h);
+    out.push({ ...h, score: bestScore });
   }
   return out;
 }

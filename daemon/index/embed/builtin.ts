@@ -3,7 +3,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CodememError } from "../../../shared/errors.js";
 import type { Embedder } from "./embedder.js";
-import { HashFeatures, WordVectors } from "./word-vectors.js";
+import { HashFeatures } from "./hash-features.js";
+import { WordVectors } from "./word-vectors.js";
 
 const HASH_DIM = 256;
 /** Share of the cosine carried by the trained word vectors; the hashed features carry the rest. */

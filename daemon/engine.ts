@@ -9,7 +9,7 @@ import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import { buildIndex, type BuildCache, type BuildProgress } from "./index/build.js";
 import type { Embedder } from "./index/embed/embedder.js";
-import { createEmbedder } from "./index/embed/select.js";
+import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { ParsePool } from "./index/parse-pool.js";
 import { discover } from "./index/walk.js";
 import { runBenchmark } from "./retrieve/benchmark.js";
@@ -239,7 +239,7 @@ export class ProjectEngine {
     const e = await this.embedder();
     const built = (await this.retriever()).meta.embedder;
     if (built && built !== e.id) {
-      if (built.startsWith("builtin-") && e.id.startsWith("builtin-")) {
+      if (isBuiltinUpgrade(built, e.id)) {
         throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built by an earlier codemem (embedder ${built}); run \`codemem build\` to re-embed it with ${e.id}.`);
       }
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);

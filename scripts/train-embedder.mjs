@@ -145,23 +145,21 @@ function step(batch) {
       S[i * B + j] = s / TAU;
     }
   const dS = new Float32Array(B * B);
+  // Cross-entropy of each row (question → code) and each column (code → question); element k of
+  // line `l` sits at S[l * along + k * across].
   let loss = 0;
-  for (let i = 0; i < B; i++) {
-    let m = -Infinity;
-    for (let j = 0; j < B; j++) m = Math.max(m, S[i * B + j]);
-    let z = 0;
-    for (let j = 0; j < B; j++) z += Math.exp(S[i * B + j] - m);
-    loss += -(S[i * B + i] - m - Math.log(z));
-    for (let j = 0; j < B; j++) dS[i * B + j] += (Math.exp(S[i * B + j] - m) / z - (i === j ? 1 : 0)) / B;
-  }
-  for (let j = 0; j < B; j++) {
-    let m = -Infinity;
-    for (let i = 0; i < B; i++) m = Math.max(m, S[i * B + j]);
-    let z = 0;
-    for (let i = 0; i < B; i++) z += Math.exp(S[i * B + j] - m);
-    loss += -(S[j * B + j] - m - Math.log(z));
-    for (let i = 0; i < B; i++) dS[i * B + j] += (Math.exp(S[i * B + j] - m) / z - (i === j ? 1 : 0)) / B;
-  }
+  const crossEntropy = (along, across) => {
+    for (let l = 0; l < B; l++) {
+      let m = -Infinity;
+      for (let k = 0; k < B; k++) m = Math.max(m, S[l * along + k * across]);
+      let z = 0;
+      for (let k = 0; k < B; k++) z += Math.exp(S[l * along + k * across] - m);
+      loss += -(S[l * along + l * across] - m - Math.log(z));
+      for (let k = 0; k < B; k++) dS[l * along + k * across] += (Math.exp(S[l * along + k * across] - m) / z - (l === k ? 1 : 0)) / B;
+    }
+  };
+  crossEntropy(B, 1);
+  crossEntropy(1, B);
   // Gradients of the unit vectors, then through the normalisation to the word rows.
   const dU = new Float32Array(B * DIM), dV = new Float32Array(B * DIM);
   for (let i = 0; i < B; i++)

@@ -9,6 +9,7 @@ import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { detectCommunities, nameCommunities } from "./communities.js";
 import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
+import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
@@ -93,7 +94,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const secretsChanged = (stored.exclude_secrets ?? "false") !== String(cfg.build.excludeSecrets);
     // An index made by an earlier version of the built-in embedder is re-embedded, not refused:
     // the user chose nothing different, the software changed.
-    const builtinUpgrade = !!builtWith && builtWith !== embedder.id && builtWith.startsWith("builtin-") && embedder.id.startsWith("builtin-");
+    const builtinUpgrade = !!builtWith && isBuiltinUpgrade(builtWith, embedder.id);
     // A fresh (or replaced) index has no embedder recorded: everything is built.
     const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade;
     if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {

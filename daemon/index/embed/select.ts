@@ -13,3 +13,8 @@ export async function createEmbedder(cfg: ResolvedConfig): Promise<Embedder> {
     allowDownload: cfg.embedder.allowDownload,
   });
 }
+
+/** Both built-in: the index was made by an earlier codemem's built-in embedder, which a plain build re-embeds. */
+export function isBuiltinUpgrade(builtWith: string, current: string): boolean {
+  return builtWith !== current && builtWith.startsWith("builtin-") && current.startsWith("builtin-");
+}

@@ -90,3 +90,8 @@ def refund(order):
     return charge_card(order, "0000")
 `,
 };
+
+/** The rowids of lexical hits, best first. */
+export function rowids(hits: { rowid: number }[]): number[] {
+  return hits.map((h) => h.rowid);
+}

@@ -1,6 +1,10 @@
 import type { CatalogNode } from "../store/types.js";
 
-/** A node the question names, and how surely: 1, or WEAK for a dotted name whose prefix names no module of it. */
+/**
+ * A node the question names, and how surely: 1 for a qualified, module-prefixed, backticked or
+ * called (`Convert()`) name or "the X module"; BARE for a name merely written as code; WEAK for a
+ * dotted name whose prefix names no module of it.
+ */
 export interface Mention {
   node: CatalogNode;
   strength: number;
@@ -9,6 +13,8 @@ export interface Mention {
 /** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
 const SPECIFIC = 10;
 const WEAK = 0.35;
+/** A bare code-shaped name in prose is often named in passing (the `EmptyError` a helper creates). */
+const BARE = 0.7;
 
 /**
  * Finds the nodes a question names. Only identifiers written as code count (see `find`), and they
@@ -65,7 +71,7 @@ export class NameIndex {
         const modules = named.filter((n) => n.type === "module");
         if (modules.length === 1 && [...this.moduleWords.values()].filter((w) => w.has(last.toLowerCase())).length === 1) note(modules, 1);
       } else if (m[1] === "`" || m[3] !== undefined || isCodeShaped(last)) {
-        note(named.filter((n) => answersTo(n, last)), 1);
+        note(named.filter((n) => answersTo(n, last)), m[1] === "`" || m[3] !== undefined ? 1 : BARE);
       }
     }
     return [...out.values()];

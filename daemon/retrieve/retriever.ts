@@ -1,7 +1,7 @@
 import type { Embedder } from "../index/embed/embedder.js";
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
-import type { CatalogNode, FileRow, IndexStore } from "../store/types.js";
+import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
 import { NameIndex } from "./mentions.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
@@ -13,17 +13,21 @@ export interface Hit {
   via: string[];
 }
 
-const RRF_K = 10;
+/**
+ * Weights of the three candidate lists in the fused score. Each list's scores are first scaled to
+ * [0, 1] within the question (a convex combination of normalised scores): unlike reciprocal rank
+ * fusion it keeps how far the best match stands out (on the tuning questions, MRR 0.865 → 0.884).
+ */
 const LEXICAL_WEIGHT = 1.0;
-const VECTOR_WEIGHT = 0.9;
+const VECTOR_WEIGHT = 0.7;
+/** Whole-file BM25, shared by every node of the file (hierarchical evidence). */
+const FILE_WEIGHT = 1.0;
 const CANDIDATES = 120;
+const FILE_CANDIDATES = 30;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
-/** Weight of the whole-file BM25 rank, shared by every node of the file (hierarchical evidence). */
-const FILE_WEIGHT = 2.0;
-const FILE_CANDIDATES = 30;
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
-const MENTION_WEIGHT = 0.5;
+const MENTION_WEIGHT = 0.7;
 /** Factor by which each earlier hit of the same file discounts the next one in the result order. */
 const FILE_REPEAT = 0.7;
 
@@ -130,38 +134,36 @@ export class Retriever {
     return [...new Set(contentWords(query))].slice(0, 24);
   }
 
-  /** Files ranked by whole-file BM25; returns file path → rank. */
-  async fileRanks(query: string): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    for (const rowid of await this.store.lexicalFiles(Retriever.words(query), FILE_CANDIDATES)) {
-      const n = this.byRowid.get(rowid);
-      if (n && !out.has(n.file_path)) out.set(n.file_path, out.size);
-    }
-    return out;
+  /** Module nodes of the files matching by whole-file BM25, with their normalised scores. */
+  async fileMatches(query: string): Promise<Scored[]> {
+    return this.scored(normalised(await this.store.lexicalFiles(Retriever.words(query), FILE_CANDIDATES), 0));
   }
 
-  async lexical(query: string): Promise<{ node: MemNode; rank: number }[]> {
-    const out: { node: MemNode; rank: number }[] = [];
-    for (const rowid of await this.store.lexicalNodes(Retriever.words(query), CANDIDATES)) {
-      const n = this.byRowid.get(rowid);
-      if (n) out.push({ node: n, rank: out.length });
-    }
-    return out;
+  /** Nodes matching by BM25 over their fields, with normalised scores. */
+  async lexical(query: string): Promise<Scored[]> {
+    return this.scored(normalised(await this.store.lexicalNodes(Retriever.words(query), CANDIDATES), 0));
   }
 
-  async vector(q: Float32Array): Promise<{ node: MemNode; rank: number; sim: number }[]> {
-    const out: { node: MemNode; rank: number; sim: number }[] = [];
-    for (const { rowid, sim } of await this.store.nearest(q, CANDIDATES)) {
-      const n = this.byRowid.get(rowid);
-      if (n) out.push({ node: n, rank: out.length, sim });
-    }
-    return out;
+  /**
+   * Nearest nodes by cosine, normalised against the last candidate's similarity: a cosine has no
+   * natural zero, and the 120th neighbour stands for "unrelated" in this question.
+   */
+  async vector(q: Float32Array): Promise<Scored[]> {
+    const near = (await this.store.nearest(q, CANDIDATES)).map((r) => ({ rowid: r.rowid, score: r.sim }));
+    return this.scored(normalised(near, near.at(-1)?.score ?? 0));
   }
 
-  /** Hybrid ranking: BM25 and vector lists fused by reciprocal rank, then boosted around strong seeds. */
+  private scored(hits: LexicalHit[]): Scored[] {
+    return hits.flatMap(({ rowid, score }) => {
+      const node = this.byRowid.get(rowid);
+      return node ? [{ node, score }] : [];
+    });
+  }
+
+  /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
   async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
-    const [lex, vec, files] = await Promise.all([this.lexical(query), this.vector(qv), this.fileRanks(query)]);
+    const [lex, vec, files] = await Promise.all([this.lexical(query), this.vector(qv), this.fileMatches(query)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
@@ -170,20 +172,15 @@ export class Retriever {
         if (!h.via.includes(via)) h.via.push(via);
       } else scores.set(node.id, { node, score: s, via: [via] });
     };
-    for (const { node, rank } of lex) add(node, LEXICAL_WEIGHT / (RRF_K + rank), "lexical");
-    for (const { node, rank } of vec) add(node, VECTOR_WEIGHT / (RRF_K + rank), "vector");
-    // File-level evidence: the file's whole-text BM25 rank lifts every candidate in it, and the file itself.
-    for (const h of scores.values()) {
-      const fr = files.get(h.node.file_path);
-      if (fr !== undefined) h.score += FILE_WEIGHT / (RRF_K + fr);
-    }
-    for (const [file, fr] of files) {
-      const mod = this.byId.get(file);
-      if (mod && !scores.has(mod.id)) add(mod, FILE_WEIGHT / (RRF_K + fr), "file");
-    }
+    for (const { node, score } of lex) add(node, LEXICAL_WEIGHT * score, "lexical");
+    for (const { node, score } of vec) add(node, VECTOR_WEIGHT * score, "vector");
+    // File-level evidence: the file's whole-text score lifts every candidate in it, and the file itself.
+    const fileScore = new Map(files.map((f) => [f.node.file_path, FILE_WEIGHT * f.score]));
+    for (const h of scores.values()) h.score += fileScore.get(h.node.file_path) ?? 0;
+    for (const f of files) if (!scores.has(f.node.id)) add(f.node, fileScore.get(f.node.file_path)!, "file");
 
     // An identifier the question names (`wait_for`, `Response.Write`, `textwrap.dedent`) is the strongest
-    // signal it gives: named nodes join with up to the best fused score on top of their own.
+    // signal it gives: named nodes gain a share of the best fused score on top of their own.
     const best = Math.max(0, ...[...scores.values()].map((h) => h.score));
     for (const m of this.names.find(query)) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
 
@@ -251,6 +248,18 @@ function diversify(sorted: Hit[], limit: number): Hit[] {
     out.push({ ...h, score: bestScore });
   }
   return out;
+}
+
+/** A candidate with its score normalised to [0, 1] within one question. */
+interface Scored {
+  node: MemNode;
+  score: number;
+}
+
+/** Scales scores (best first) to [0, 1]: `floor` and below map to 0, the best to 1. */
+function normalised(hits: LexicalHit[], floor: number): LexicalHit[] {
+  const span = (hits[0]?.score ?? floor) - floor;
+  return hits.map((h) => ({ rowid: h.rowid, score: span > 0 ? Math.max(0, (h.score - floor) / span) : 1 }));
 }
 
 /** The stems a node counts for in the document frequencies (each once). */

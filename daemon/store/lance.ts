@@ -30,7 +30,7 @@ import { CodememError } from "../../shared/errors.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { acquireLock, corrupt, duBytes, genDir, linkTree, nextGeneration, readPointer, removeGenerations, syncTree, writePointer } from "./lance-generations.js";
 import { fromArrow, inChunks, loadLance, schemaOf, TABLE_NAMES, toArrow, type Lance, type Row, type TableName } from "./lance-tables.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalFields, type OpenStoreOptions } from "./types.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalFields, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 export const LANCE_SCHEMA_VERSION = "lance-1";
 /** Meta keys of the store itself, not shown by `meta()`. */
@@ -232,11 +232,11 @@ export class LanceStore implements IndexStore {
     return (rows[0]?.code as string | undefined) ?? "";
   }
 
-  async lexicalNodes(words: string[], limit: number): Promise<number[]> {
+  async lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]> {
     return this.fullText("nodes", words, limit);
   }
 
-  async lexicalFiles(words: string[], limit: number): Promise<number[]> {
+  async lexicalFiles(words: string[], limit: number): Promise<LexicalHit[]> {
     return this.fullText("file_words", words, limit);
   }
 
@@ -245,13 +245,13 @@ export class LanceStore implements IndexStore {
    * MatchQuery of several terms gives every hit the same score. Words go to Lance's tokenizer as
    * plain text, never through a query syntax.
    */
-  private async fullText(table: "nodes" | "file_words", words: string[], limit: number): Promise<number[]> {
+  private async fullText(table: "nodes" | "file_words", words: string[], limit: number): Promise<LexicalHit[]> {
     const terms = [...new Set(words.flatMap((w) => w.toLowerCase().split(/[^\p{L}\p{N}]+/u)).filter(Boolean))];
     if (terms.length === 0 || limit <= 0) return [];
     const { BooleanQuery, MatchQuery, Occur } = this.lance.db;
     const query = new BooleanQuery(terms.map((t) => [Occur.Should, new MatchQuery(t, "text")]));
     const rows = await this.read([], async (g) => (await g.tables[table].query().fullTextSearch(query).select(["rowid"]).limit(limit).toArray()) as { rowid: bigint; _score: number }[]);
-    return rows.sort((a, b) => b._score - a._score).map((r) => Number(r.rowid));
+    return rows.sort((a, b) => b._score - a._score).map((r) => ({ rowid: Number(r.rowid), score: r._score }));
   }
 
   async nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {

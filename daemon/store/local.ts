@@ -5,7 +5,7 @@ import * as sqliteVec from "sqlite-vec";
 import { CodememError } from "../../shared/errors.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type OpenStoreOptions } from "./types.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 
@@ -176,16 +176,19 @@ export class LocalStore implements IndexStore {
     return (this.stmt("SELECT code FROM nodes WHERE rowid = ?").get(rowid) as { code: string } | undefined)?.code ?? "";
   }
 
-  async lexicalNodes(words: string[], limit: number): Promise<number[]> {
-    if (words.length === 0) return [];
-    const sql = `SELECT rowid, bm25(fts_nodes, ${LEXICAL_WEIGHTS.join(", ")}) AS score FROM fts_nodes WHERE fts_nodes MATCH ? ORDER BY score LIMIT ?`;
-    return (this.stmt(sql).all(matchExpr(words), limit) as { rowid: number }[]).map((r) => Number(r.rowid));
+  async lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]> {
+    return this.bm25("fts_nodes", LEXICAL_WEIGHTS.join(", "), words, limit);
   }
 
-  async lexicalFiles(words: string[], limit: number): Promise<number[]> {
+  async lexicalFiles(words: string[], limit: number): Promise<LexicalHit[]> {
+    return this.bm25("fts_files", "2, 1", words, limit);
+  }
+
+  /** FTS5's bm25() is negative, better when lower: answered negated, so higher is better. */
+  private bm25(table: "fts_nodes" | "fts_files", weights: string, words: string[], limit: number): LexicalHit[] {
     if (words.length === 0) return [];
-    const sql = "SELECT rowid FROM fts_files WHERE fts_files MATCH ? ORDER BY bm25(fts_files, 2, 1) LIMIT ?";
-    return (this.stmt(sql).all(matchExpr(words), limit) as { rowid: number }[]).map((r) => Number(r.rowid));
+    const sql = `SELECT rowid, -bm25(${table}, ${weights}) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC LIMIT ?`;
+    return (this.stmt(sql).all(matchExpr(words), limit) as LexicalHit[]).map((r) => ({ rowid: Number(r.rowid), score: r.score }));
   }
 
   async nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {

@@ -14,7 +14,7 @@ import {
   TABLES,
   TS_CONFIG,
 } from "./postgres-schema.js";
-import type { BuildDelta, CatalogNode, FileRow, IndexStore, OpenStoreOptions } from "./types.js";
+import type { BuildDelta, CatalogNode, FileRow, IndexStore, LexicalHit, OpenStoreOptions } from "./types.js";
 
 const CONNECT_TIMEOUT_MS = 5000;
 /** Reads answer in milliseconds; a minute means the server is stuck. Builds and VACUUM lift it. */
@@ -295,19 +295,19 @@ export class PostgresStore implements IndexStore {
     return rows[0]?.code ?? "";
   }
 
-  async lexicalNodes(words: string[], limit: number): Promise<number[]> {
+  async lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]> {
     return this.lexical("lexical", NODE_RANK_WEIGHTS, words, limit, nodeCandidates(limit));
   }
 
-  async lexicalFiles(words: string[], limit: number): Promise<number[]> {
+  async lexicalFiles(words: string[], limit: number): Promise<LexicalHit[]> {
     return this.lexical("file_lexical", FILE_RANK_WEIGHTS, words, limit, fileCandidates(limit));
   }
 
-  private async lexical(table: LexicalTable, weights: string, words: string[], limit: number, candidates: number): Promise<number[]> {
+  private async lexical(table: LexicalTable, weights: string, words: string[], limit: number, candidates: number): Promise<LexicalHit[]> {
     if (this.pending || words.length === 0 || limit <= 0) return [];
     const common = await this.commonLexemes(table);
-    const rows = await this.query<{ rowid: number }>(lexicalSql(table, weights), [words, limit, candidates, common.lexemes, common.rows, MAX_MATCH_ROWS], "searching words");
-    return rows.map((r) => r.rowid);
+    const rows = await this.query<LexicalHit>(lexicalSql(table, weights), [words, limit, candidates, common.lexemes, common.rows, MAX_MATCH_ROWS], "searching words");
+    return rows.map((r) => ({ rowid: r.rowid, score: Number(r.score) }));
   }
 
   /**
@@ -595,7 +595,7 @@ function nodeParams(part: BuildDelta["nodes"], communityOf: Map<string, number>)
  * Rows of `table` matching any of the words ($1), best first. Each word goes through
  * plainto_tsquery, so no user text is parsed as query syntax. Words whose lexemes are all common
  * ($4, with row estimates $5 above $6) are left out of the match but kept in the rank; when every
- * word is common, the least common one matches. At most $3 matches are ranked.
+ * word is common, the least common one matches. At most $3 matches are ranked, with their ts_rank.
  */
 function lexicalSql(table: LexicalTable, weights: string): string {
   const or = (col: string) => `string_agg('(' || ${col}::text || ')', ' | ')`;
@@ -608,8 +608,9 @@ function lexicalSql(table: LexicalTable, weights: string): string {
     `${or("q")}::tsquery AS rank_q, ` +
     `coalesce(${or("q")} FILTER (WHERE est <= $6), (SELECT x.q::text FROM words x WHERE numnode(x.q) > 0 ORDER BY x.est LIMIT 1))::tsquery AS match_q ` +
     "FROM words WHERE numnode(q) > 0) " +
-    `SELECT m.rowid FROM (SELECT x.rowid, x.lexical FROM ${table} x WHERE x.lexical @@ (SELECT match_q FROM q) LIMIT $3) AS m ` +
-    `ORDER BY ts_rank('${weights}', m.lexical, (SELECT rank_q FROM q), 1) DESC, m.rowid LIMIT $2`
+    `SELECT m.rowid, ts_rank('${weights}', m.lexical, (SELECT rank_q FROM q), 1) AS score ` +
+    `FROM (SELECT x.rowid, x.lexical FROM ${table} x WHERE x.lexical @@ (SELECT match_q FROM q) LIMIT $3) AS m ` +
+    "ORDER BY score DESC, m.rowid LIMIT $2"
   );
 }
 

@@ -12,6 +12,15 @@ export type { BackendName };
  * Node keys: every node has an integer `rowid` assigned by the store; it is stable until the node's
  * file is re-indexed. Lexical and vector searches answer with rowids, best first.
  */
+/**
+ * A lexical match: `score` grows with relevance (BM25, or ts_rank on PostgreSQL) and is comparable
+ * only within one answer, so the retriever normalises it per question.
+ */
+export interface LexicalHit {
+  rowid: number;
+  score: number;
+}
+
 export interface IndexStore {
   readonly backend: BackendName;
   /** Where the index lives, safe to print: a file path, or a URL without password plus schema. */
@@ -35,9 +44,9 @@ export interface IndexStore {
   optimize(): Promise<void>;
 
   /** Nodes matching any of `words` (already split and lower-cased), best first by BM25 or the backend's equivalent. */
-  lexicalNodes(words: string[], limit: number): Promise<number[]>;
+  lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]>;
   /** Files matching any of `words` by whole-file text, best first; answers the file's module-node rowid. */
-  lexicalFiles(words: string[], limit: number): Promise<number[]>;
+  lexicalFiles(words: string[], limit: number): Promise<LexicalHit[]>;
   /** Nearest nodes to the unit vector `q` by cosine similarity, best first. */
   nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]>;
   /** Source text of one node. */

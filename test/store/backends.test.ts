@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { openStore } from "../../dist/daemon/store/open.js";
-import { expectCode, makeProject, PY_PROJECT, touchLater } from "../helpers.js";
+import { expectCode, makeProject, PY_PROJECT, rowids, touchLater } from "../helpers.js";
 import { pgTestSettings } from "../helpers-pg.js";
 
 type Backend = "local" | "postgres" | "lancedb";
@@ -188,7 +188,7 @@ describe.each(BACKENDS)("backend %s", (backend) => {
     }
   });
 
-  it("lexical, file and vector search answer rowids best first", async () => {
+  it("lexical, file and vector search answer rowids and scores best first", async () => {
     const p = project({});
     const cfg = resolveConfig(p.root);
     const store = await openStore(cfg, { mode: "build", dim: 8, batchSize: 2 });
@@ -197,10 +197,15 @@ describe.each(BACKENDS)("backend %s", (backend) => {
       const cat = await store.catalog();
       expect(cat).toHaveLength(4);
       const rowOf = new Map(cat.map((n) => [n.id, n.rowid]));
-      const lex = await store.lexicalNodes(["header"], 10);
+      const lex = rowids(await store.lexicalNodes(["header"], 10));
       expect(lex[0]).toBe(rowOf.get("pkg/net.py::parse_header"));
-      const files = await store.lexicalFiles(["socket"], 10);
+      const files = rowids(await store.lexicalFiles(["socket"], 10));
       expect(files).toEqual([rowOf.get("pkg/net.py")]);
+      // Scores grow with relevance (the retriever normalises them per question).
+      const scored = await store.lexicalNodes(["socket", "header"], 10);
+      expect(scored.length).toBeGreaterThanOrEqual(3);
+      expect(scored.every((h) => h.score > 0)).toBe(true);
+      expect(scored.map((h) => h.score)).toEqual(scored.map((h) => h.score).sort((a, b) => b - a));
       const near = await store.nearest(unit([1, 3, 0, 0, 0, 0, 0, 5]), 2);
       expect(near[0].rowid).toBe(rowOf.get("pkg/net.py::close_socket"));
       expect(near[0].sim).toBeGreaterThan(0.99);
@@ -215,8 +220,8 @@ describe.each(BACKENDS)("backend %s", (backend) => {
       const vecs = await store.vectors([rowOf.get("pkg/net.py::close_socket")!]);
       expect([...vecs.values()][0]).toHaveLength(8);
       // Words that look like query syntax are plain words.
-      expect(await store.lexicalNodes(['he"ader', "OR", "NOT", "*", "a:b"], 10)).toBeInstanceOf(Array);
-      expect(await store.lexicalNodes([], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(['he"ader', "OR", "NOT", "*", "a:b"], 10))).toBeInstanceOf(Array);
+      expect(rowids(await store.lexicalNodes([], 10))).toEqual([]);
     } finally {
       await store.close();
     }
@@ -232,7 +237,7 @@ describe.each(BACKENDS)("backend %s", (backend) => {
       await store.apply(delta("a.py", ["gamma_one"], (i) => unit([0, 0, 0, 1, i, 0, 0, 0])));
       const ids = (await store.catalog()).map((n) => n.id).sort();
       expect(ids).toEqual(["a.py", "a.py::gamma_one", "b.py", "b.py::beta_one"]);
-      expect(await store.lexicalNodes(["alpha"], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["alpha"], 10))).toEqual([]);
       expect((await store.catalog(["b.py"])).map((n) => n.id).sort()).toEqual(["b.py", "b.py::beta_one"]);
       await store.apply({ ...delta("c.py", [], () => unit([1, 1, 1, 1, 1, 1, 1, 1])), removedFiles: ["b.py"], replaceNodesOf: ["c.py", "b.py"] });
       expect((await store.files()).map((f) => f.path).sort()).toEqual(["a.py", "c.py"]);
@@ -255,7 +260,7 @@ describe.each(BACKENDS)("backend %s", (backend) => {
       await expect(store.apply({ ...bad, removedFiles: ["a.py"], replaceNodesOf: ["a.py", "b.py"] })).rejects.toThrow();
       expect((await store.catalog()).map((n) => n.id).sort()).toEqual(before);
       expect((await store.files()).map((f) => f.path)).toEqual(["a.py"]);
-      expect(await store.lexicalNodes(["beta"], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["beta"], 10))).toEqual([]);
     } finally {
       await store.close();
     }

@@ -12,7 +12,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { afterAll, describe, expect, it } from "vitest";
 import { LanceStore } from "../../dist/daemon/store/lance.js";
 import { checkLanceBackend } from "../../dist/daemon/store/check-lance.js";
-import { expectCode } from "../helpers.js";
+import { expectCode, rowids } from "../helpers.js";
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "codemem-lance-")));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -99,8 +99,8 @@ async function snapshot(s: InstanceType<typeof LanceStore>) {
     catalog: await s.catalog(),
     edges: await s.edges(),
     communities: await s.communities(),
-    lexical: await s.lexicalNodes(["card", "tax", "refund", "invoice"], 10),
-    files_lexical: await s.lexicalFiles(["tax", "invoice"], 10),
+    lexical: rowids(await s.lexicalNodes(["card", "tax", "refund", "invoice"], 10)),
+    files_lexical: rowids(await s.lexicalFiles(["tax", "invoice"], 10)),
     nearest: await s.nearest(axis(0), 3),
   };
 }
@@ -166,17 +166,17 @@ describe("search", () => {
     expect(await s.meta()).toMatchObject({ embedder: "test-8", dim: "8" });
     expect(Object.keys(await s.meta()).some((k) => k.startsWith("lance."))).toBe(false);
 
-    const card = await s.lexicalNodes(["charge", "card"], 5);
+    const card = rowids(await s.lexicalNodes(["charge", "card"], 5));
     expect(await idOf(s, card[0])).toBe("shop/payments.py::charge_card");
-    const tax = await s.lexicalNodes(["tax"], 5);
+    const tax = rowids(await s.lexicalNodes(["tax"], 5));
     // The name outweighs the docstring: apply_tax first, order_total (tax only in its doc) after.
     expect(await Promise.all(tax.slice(0, 2).map((r: number) => idOf(s, r)))).toEqual(["shop/models.py::apply_tax", "shop/models.py::order_total"]);
     // Stemming: "refunds" finds refund_order.
-    expect(await idOf(s, (await s.lexicalNodes(["refunds"], 5))[0])).toBe("shop/payments.py::refund_order");
-    const files = await s.lexicalFiles(["tax"], 5);
+    expect(await idOf(s, (rowids(await s.lexicalNodes(["refunds"], 5)))[0])).toBe("shop/payments.py::refund_order");
+    const files = rowids(await s.lexicalFiles(["tax"], 5));
     expect(await idOf(s, files[0])).toBe("shop/models.py");
-    expect(await s.lexicalNodes(["nothingmatches"], 5)).toEqual([]);
-    expect(await s.lexicalNodes([], 5)).toEqual([]);
+    expect(rowids(await s.lexicalNodes(["nothingmatches"], 5))).toEqual([]);
+    expect(rowids(await s.lexicalNodes([], 5))).toEqual([]);
 
     for (const [k, id] of [[0, "shop/payments.py::charge_card"], [1, "shop/payments.py::refund_order"], [3, "shop/models.py::apply_tax"]] as const) {
       const near = await s.nearest(axis(k), 3);
@@ -198,7 +198,7 @@ describe("search", () => {
       await expect(s.lexicalNodes([w], 5)).resolves.toBeInstanceOf(Array);
       await expect(s.lexicalFiles([w], 5)).resolves.toBeInstanceOf(Array);
     }
-    expect((await s.lexicalNodes(["(charge", "card)"], 5)).length).toBeGreaterThan(0);
+    expect((rowids(await s.lexicalNodes(["(charge", "card)"], 5))).length).toBeGreaterThan(0);
     await s.close();
   });
 
@@ -211,9 +211,9 @@ describe("search", () => {
     edit.edgesAdded = [{ source: "shop/payments.py::issue_invoice", target: "shop/models.py::order_total", type: "calls" }];
     await s.apply(edit);
 
-    expect(await idOf(s, (await s.lexicalNodes(["invoice"], 5))[0])).toBe("shop/payments.py::issue_invoice");
-    expect(await idOf(s, (await s.lexicalFiles(["invoice"], 5))[0])).toBe("shop/payments.py");
-    expect(await s.lexicalNodes(["refund"], 5)).toEqual([]);
+    expect(await idOf(s, (rowids(await s.lexicalNodes(["invoice"], 5)))[0])).toBe("shop/payments.py::issue_invoice");
+    expect(await idOf(s, (rowids(await s.lexicalFiles(["invoice"], 5)))[0])).toBe("shop/payments.py");
+    expect(rowids(await s.lexicalNodes(["refund"], 5))).toEqual([]);
     expect(await idOf(s, (await s.nearest(axis(4), 1))[0].rowid)).toBe("shop/payments.py::issue_invoice");
     const after = await s.catalog();
     // Untouched files keep their rowids; re-indexed ones get new ones.
@@ -231,8 +231,8 @@ describe("search", () => {
     // Removing a file removes its nodes, words and file row.
     await s.apply({ ...delta({}), removedFiles: ["shop/models.py"], replaceNodesOf: ["shop/models.py"] });
     expect((await s.files()).map((f: { path: string }) => f.path)).toEqual(["shop/payments.py"]);
-    expect(await s.lexicalNodes(["tax"], 5)).toEqual([]);
-    expect(await s.lexicalFiles(["tax"], 5)).toEqual([]);
+    expect(rowids(await s.lexicalNodes(["tax"], 5))).toEqual([]);
+    expect(rowids(await s.lexicalFiles(["tax"], 5))).toEqual([]);
     await s.close();
   });
 
@@ -271,7 +271,7 @@ describe("search", () => {
     const near = await s.nearest(target.vector, 1);
     expect(await idOf(s, near[0].rowid)).toBe(target.node.id);
     expect(near[0].sim).toBeCloseTo(1, 5);
-    expect(await idOf(s, (await s.lexicalNodes(["fn", "500", "7"], 1))[0])).toBe("pkg/m500.py::fn_500_7");
+    expect(await idOf(s, (rowids(await s.lexicalNodes(["fn", "500", "7"], 1)))[0])).toBe("pkg/m500.py::fn_500_7");
     await s.close();
   }, 120_000);
 });
@@ -300,7 +300,7 @@ describe("atomic apply", () => {
     // The failed generation is gone, and the same store can apply a good delta afterwards.
     expect(fs.readdirSync(path.join(dir, "gens"))).toEqual([gen]);
     await w.apply(delta({ "shop/new.py": [{ name: "brand_new", axis: 5 }] }));
-    expect(await idOf(w, (await w.lexicalNodes(["brand"], 1))[0])).toBe("shop/new.py::brand_new");
+    expect(await idOf(w, (rowids(await w.lexicalNodes(["brand"], 1)))[0])).toBe("shop/new.py::brand_new");
     await Promise.all([w.close(), reader.close(), fresh.close()]);
   });
 
@@ -384,7 +384,7 @@ describe("atomic apply", () => {
     const after = await snapshot(later);
     expect(after).not.toEqual(before);
     expect(after.lexical.length).toBeGreaterThan(0);
-    expect(await idOf(later, (await later.lexicalNodes(["invoice"], 1))[0])).toBe("shop/payments.py::issue_invoice");
+    expect(await idOf(later, (rowids(await later.lexicalNodes(["invoice"], 1)))[0])).toBe("shop/payments.py::issue_invoice");
     await reader.refresh(["shop/payments.py"]);
     expect(await snapshot(reader)).toEqual(after);
     await Promise.all([w.close(), reader.close(), later.close()]);

@@ -4,7 +4,7 @@ import { PostgresStore } from "../../dist/daemon/store/postgres.js";
 import { checkPostgresBackend } from "../../dist/daemon/store/check-postgres.js";
 import type { BuildDelta, LexicalFields } from "../../dist/daemon/store/types.js";
 import type { StoreSettings } from "../../dist/shared/config.js";
-import { expectCode } from "../helpers.js";
+import { expectCode, rowids } from "../helpers.js";
 import { pgTestClient, pgTestSettings, randomSchema } from "../helpers-pg.js";
 
 const DIM = 8;
@@ -255,8 +255,8 @@ describe("reading and writing", () => {
       expect((await store.files()).map((f) => f.path)).toEqual(["pkg/a.py"]);
       expect(await store.edges()).toEqual([{ source: "pkg/a.py::module", target: "pkg/a.py::parse_config", type: "contains" }]);
       expect(await store.meta()).toMatchObject({ embedder: "test-embedder", built_at: "later" });
-      expect(await store.lexicalNodes(["smtp"], 10)).toEqual([]);
-      expect(await store.lexicalFiles(["mail"], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["smtp"], 10))).toEqual([]);
+      expect(rowids(await store.lexicalFiles(["mail"], 10))).toEqual([]);
       expect(await store.vectors(first.map((n) => n.rowid))).toEqual(new Map());
       await store.optimize();
     });
@@ -269,12 +269,12 @@ describe("reading and writing", () => {
     await build(b, delta({ "x.py": [{ name: "beta_handler", body: "beta" }] })); // same ids and paths
     await reading(a, async (store) => {
       expect((await store.catalog()).map((n) => n.name).sort()).toEqual(["alpha_handler", "x"]);
-      expect(await store.lexicalNodes(["beta"], 10)).toEqual([]);
-      expect(await store.lexicalNodes(["alpha"], 10)).toEqual([await rowidOf(store, "x.py::alpha_handler")]);
+      expect(rowids(await store.lexicalNodes(["beta"], 10))).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["alpha"], 10))).toEqual([await rowidOf(store, "x.py::alpha_handler")]);
     });
     await reading(b, async (store) => {
       expect((await store.catalog()).map((n) => n.name).sort()).toEqual(["beta_handler", "x"]);
-      expect(await store.lexicalNodes(["alpha"], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["alpha"], 10))).toEqual([]);
     });
   });
 
@@ -298,7 +298,7 @@ describe("reading and writing", () => {
       expect(await r.files()).toEqual(before.files);
       expect(await r.meta()).toEqual(before.meta);
       expect(await r.edges()).toEqual(before.edges);
-      expect(await r.lexicalNodes(["keep"], 5)).toEqual([before.catalog.find((n) => n.name === "keep_me")!.rowid]);
+      expect(rowids(await r.lexicalNodes(["keep"], 5))).toEqual([before.catalog.find((n) => n.name === "keep_me")!.rowid]);
     });
   });
 
@@ -331,8 +331,8 @@ describe("reading and writing", () => {
       const catalog = await store.catalog();
       expect(catalog).toHaveLength(2500);
       expect((await store.vectors(catalog.map((n) => n.rowid))).size).toBe(2500);
-      expect(await store.lexicalNodes(["needle"], 5)).toEqual([await rowidOf(store, "big/f49.py::fn_49_48")]);
-      expect(await store.lexicalFiles(["needle"], 5)).toEqual([await rowidOf(store, "big/f49.py::module")]);
+      expect(rowids(await store.lexicalNodes(["needle"], 5))).toEqual([await rowidOf(store, "big/f49.py::fn_49_48")]);
+      expect(rowids(await store.lexicalFiles(["needle"], 5))).toEqual([await rowidOf(store, "big/f49.py::module")]);
       expect((await store.files()).length).toBe(50);
       expect((await store.nodeHashes(Object.keys(files))).size).toBe(2500);
     });
@@ -340,7 +340,7 @@ describe("reading and writing", () => {
     await build(s, delta(files), { batchSize: 1000 });
     await reading(s, async (store) => {
       expect(await store.catalog()).toHaveLength(2500);
-      expect(await store.lexicalNodes(["needle"], 5)).toEqual([await rowidOf(store, "big/f49.py::fn_49_48")]);
+      expect(rowids(await store.lexicalNodes(["needle"], 5))).toEqual([await rowidOf(store, "big/f49.py::fn_49_48")]);
     });
   });
 });
@@ -429,33 +429,33 @@ describe("search", () => {
     await reading(s, async (store) => {
       const parse = await rowidOf(store, "src/config.py::parse_config");
       const send = await rowidOf(store, "src/net.py::send_request");
-      expect(await store.lexicalNodes(["parse"], 10)).toEqual([parse, send]);
-      expect(await store.lexicalNodes(["parsing"], 10)).toEqual([parse, send]);
-      expect(await store.lexicalNodes(["parse"], 1)).toEqual([parse]);
+      expect(rowids(await store.lexicalNodes(["parse"], 10))).toEqual([parse, send]);
+      expect(rowids(await store.lexicalNodes(["parsing"], 10))).toEqual([parse, send]);
+      expect(rowids(await store.lexicalNodes(["parse"], 1))).toEqual([parse]);
       // OR of the words; a node matching both comes first.
-      const r = await store.lexicalNodes(["yaml", "dump"], 10);
+      const r = rowids(await store.lexicalNodes(["yaml", "dump"], 10));
       expect(r[0]).toBe(await rowidOf(store, "src/config.py::write_config"));
       expect(new Set(r)).toEqual(new Set([parse, r[0]]));
-      expect(await store.lexicalNodes(["tcp", "nothing_here_zz"], 10)).toEqual([await rowidOf(store, "src/net.py::open_socket")]);
+      expect(rowids(await store.lexicalNodes(["tcp", "nothing_here_zz"], 10))).toEqual([await rowidOf(store, "src/net.py::open_socket")]);
     });
   });
 
   it("lexical search treats query syntax and stop words as plain text", async () => {
     await reading(s, async (store) => {
-      expect(await store.lexicalNodes(["the", "and"], 10)).toEqual([]);
-      expect(await store.lexicalNodes([], 10)).toEqual([]);
+      expect(rowids(await store.lexicalNodes(["the", "and"], 10))).toEqual([]);
+      expect(rowids(await store.lexicalNodes([], 10))).toEqual([]);
       for (const w of ["a'b", "&", "|", "!yaml", "yaml:*", "(", "'; DROP TABLE nodes; --", "\\", ":A"]) {
-        await store.lexicalNodes([w], 10);
+        rowids(await store.lexicalNodes([w], 10));
       }
-      expect((await store.lexicalNodes(["!yaml"], 10)).length).toBe(2);
+      expect((rowids(await store.lexicalNodes(["!yaml"], 10))).length).toBe(2);
       expect(await store.catalog()).toHaveLength(6);
     });
   });
 
   it("lexical file search answers module nodes", async () => {
     await reading(s, async (store) => {
-      expect(await store.lexicalFiles(["retry"], 5)).toEqual([await rowidOf(store, "src/net.py::module")]);
-      expect(await store.lexicalFiles(["config"], 5)).toEqual([await rowidOf(store, "src/config.py::module")]);
+      expect(rowids(await store.lexicalFiles(["retry"], 5))).toEqual([await rowidOf(store, "src/net.py::module")]);
+      expect(rowids(await store.lexicalFiles(["config"], 5))).toEqual([await rowidOf(store, "src/config.py::module")]);
     });
   });
 
@@ -486,10 +486,10 @@ describe("search at scale", () => {
     await build(s, delta(files), { batchSize: 5000 });
     await reading(s, async (store) => {
       const rare = await Promise.all([7, 107, 207, 307, 407].map((f) => rowidOf(store, `w/f${f}.py::fn_${f}_3`)));
-      expect(new Set(await store.lexicalNodes(["common", "rare"], 120))).toEqual(new Set(rare));
-      expect(new Set(await store.lexicalNodes(["rare"], 120))).toEqual(new Set(rare));
+      expect(new Set(rowids(await store.lexicalNodes(["common", "rare"], 120)))).toEqual(new Set(rare));
+      expect(new Set(rowids(await store.lexicalNodes(["rare"], 120)))).toEqual(new Set(rare));
       // Only common words: the least common one still matches, up to the limit.
-      const common = await store.lexicalNodes(["common"], 120);
+      const common = rowids(await store.lexicalNodes(["common"], 120));
       expect(common).toHaveLength(120);
     });
   }, 120_000);

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { NameIndex } from "../../dist/daemon/retrieve/mentions.js";
+import type { CatalogNode } from "../../dist/daemon/store/types.js";
+
+let rowid = 0;
+function node(file_path: string, qualified_name: string, type = "function"): CatalogNode {
+  const name = type === "module" ? qualified_name : qualified_name.split(".").pop()!;
+  const id = type === "module" ? file_path : `${file_path}::${qualified_name}`;
+  return { rowid: ++rowid, id, name, type, file_path, qualified_name, signature: "", docstring: "", description: "", line_start: 1, line_end: 2, language: "python", parent: null, community: 0 };
+}
+
+const index = new NameIndex([
+  node("util/errors.py", "errors", "module"),
+  node("util/errors.py", "EmptyError", "class"),
+  node("util/errors.py", "create_error_class"),
+  node("books/ledger.py", "ledger", "module"),
+  node("books/ledger.py", "Ledger", "class"),
+  node("books/ledger.py", "Ledger.post", "method"),
+]);
+const strengths = (q: string) => Object.fromEntries(index.find(q).map((m) => [m.node.id, m.strength]));
+
+describe("names in a question", () => {
+  it("are sure when qualified, module-prefixed, backticked or called, and less so when merely code-shaped", () => {
+    expect(strengths("How does Ledger.post round?")).toEqual({ "books/ledger.py::Ledger.post": 1 });
+    expect(strengths("what does ledger.Ledger keep")).toEqual({ "books/ledger.py::Ledger": 1 });
+    expect(strengths("what does `Ledger` keep")).toEqual({ "books/ledger.py::Ledger": 1 });
+    expect(strengths("what happens when create_error_class() runs")).toEqual({ "util/errors.py::create_error_class": 1 });
+    expect(strengths("how is the errors module laid out")).toEqual({ "util/errors.py": 1 });
+    const bare = strengths("how are custom errors like EmptyError made to survive ES5 subclassing");
+    expect(Object.keys(bare)).toEqual(["util/errors.py::EmptyError"]);
+    expect(bare["util/errors.py::EmptyError"]).toBeGreaterThan(0);
+    expect(bare["util/errors.py::EmptyError"]).toBeLessThan(1);
+    // A dotted prefix that names no module of the node is the weakest form.
+    expect(strengths("what does bank.Ledger keep")["books/ledger.py::Ledger"]).toBeLessThan(bare["util/errors.py::EmptyError"]);
+  });
+
+  it("ignore prose words and other cases", () => {
+    expect(strengths("how is a ledger posted")).toEqual({});
+    expect(strengths("does LEDGER.POST round")).toEqual({});
+    expect(strengths("an empty error")).toEqual({});
+  });
+});

@@ -68,6 +68,11 @@ export interface BuildResult {
   index_version: string;
 }
 
+/** The vector width an embedder id records after its last colon (`builtin-code-1a2b3c4d:384`). */
+function widthOf(embedderId: string): number {
+  return Number(embedderId.slice(embedderId.lastIndexOf(":") + 1));
+}
+
 /** Full or incremental build of one project's index. The caller ensures one build at a time. */
 export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
@@ -95,6 +100,11 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     // An index made by an earlier version of the built-in embedder is re-embedded, not refused:
     // the user chose nothing different, the software changed.
     const builtinUpgrade = !!builtWith && isBuiltinUpgrade(builtWith, embedder.id);
+    // One of another width needs new vector tables: the index is replaced as by --force (built beside, swapped at the end).
+    if (builtinUpgrade && !opts.force && widthOf(builtWith) !== embedder.dim) {
+      await store.close();
+      return buildIndex(cfg, { ...opts, force: true });
+    }
     // A fresh (or replaced) index has no embedder recorded: everything is built.
     const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade;
     if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {

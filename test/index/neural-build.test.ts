@@ -56,6 +56,28 @@ describe("the neural embedder in a real build", () => {
     q.cleanup();
   });
 
+  it("an earlier built-in embedder of another width is replaced by a plain build", async () => {
+    const q = makeProject(PY_PROJECT);
+    const { model, modelDir } = await makeTinyModel(modelsDir);
+    fs.writeFileSync(path.join(q.root, "codemem.toml"), `[embedder]\nkind = "neural"\nmodel = "${model}"\nmodel_dir = "${modelDir}"\n`);
+    const narrow = await ProjectEngine.open(q.root, { sideEffects: false });
+    await narrow.build({ project_path: q.root });
+    await narrow.close();
+    // A 32-wide index recorded as an earlier built-in embedder's, with the configuration back to the default.
+    fs.rmSync(path.join(q.root, "codemem.toml"));
+    const db = new Database(path.join(q.root, "codegraph-out/codemem_db/index.db"));
+    db.prepare("UPDATE meta SET value = 'builtin-hash-v1:32' WHERE key = 'embedder'").run();
+    db.close();
+    const e = await ProjectEngine.open(q.root, { sideEffects: false });
+    const rebuilt = await e.build({ project_path: q.root });
+    expect(rebuilt.embedder).toMatch(/^builtin-code-/);
+    expect(rebuilt.nodes_embedded).toBe(rebuilt.node_count);
+    expect((await e.stats({ project_path: q.root })).embedder).toBe(rebuilt.embedder);
+    expect((await e.search({ project_path: q.root, query: "charge card" })).results[0].name).toBe("charge_card");
+    await e.close();
+    q.cleanup();
+  });
+
   it("a missing model fails with EMBEDDER_MODEL_MISSING and builds nothing", async () => {
     const q = makeProject({ "a.py": "def a():\n    return 1\n", "codemem.toml": `[embedder]\nkind = "neural"\nmodel = "nobody/missing-model"\nmodel_dir = "${modelsDir}"\n` });
     const e = await ProjectEngine.open(q.root, { sideEffects: false });

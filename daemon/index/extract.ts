@@ -25,7 +25,11 @@ interface Found {
   end: number;
 }
 
-/** Parses files with tree-sitter and extracts definitions, calls and imports. Grammars load lazily. */
+/**
+ * Parses source files with tree-sitter into the raw material of the code graph: definitions (its
+ * nodes), calls and imports (its edges once `resolve.ts` has matched them to definitions).
+ * Grammars load lazily.
+ */
 export class Extractor {
   private loaded = new Map<LanguageId, Promise<Loaded>>();
   private static init: Promise<void> | undefined;

@@ -14,7 +14,7 @@ import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
-import { resolveGraph, type NodeRecord } from "./resolve.js";
+import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
 import { splitWords } from "./text.js";
@@ -253,7 +253,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     progress({ phase: "write", done: 0, total: 1 });
     // A forced build into the same index still removes edges that no longer exist (a fresh index has none).
     const oldEdges = warm && !force ? warm.edges : await store.edges();
-    const key = (e: GraphEdge) => `${e.source}\u0000${e.target}\u0000${e.type}`;
+    const keyOf = edgeKeyer();
+    const key = (e: GraphEdge) => keyOf(e.source, e.target, e.type);
     const oldKeys = new Set(oldEdges.map(key));
     const newKeys = new Set(edges.map(key));
     const totalTokens = [...extracts.values()].reduce((s, e) => s + e.tokens, 0);
@@ -349,10 +350,12 @@ function carryCommunities(nodes: NodeRecord[], edges: GraphEdge[], prev: Map<str
     const c = prev.get(n.id);
     if (c !== undefined && c >= 0) out.set(n.id, c);
   }
+  const fresh = new Set(nodes.filter((n) => !out.has(n.id)).map((n) => n.id));
+  // Neighbours of the new nodes only: everything else keeps its community.
   const adj = new Map<string, string[]>();
   for (const e of edges) {
-    (adj.get(e.source) ?? adj.set(e.source, []).get(e.source)!).push(e.target);
-    (adj.get(e.target) ?? adj.set(e.target, []).get(e.target)!).push(e.source);
+    if (fresh.has(e.source)) (adj.get(e.source) ?? adj.set(e.source, []).get(e.source)!).push(e.target);
+    if (fresh.has(e.target)) (adj.get(e.target) ?? adj.set(e.target, []).get(e.target)!).push(e.source);
   }
   const fileVotes = new Map<string, Map<number, number>>();
   for (const n of nodes) {
@@ -375,7 +378,8 @@ function carryCommunities(nodes: NodeRecord[], edges: GraphEdge[], prev: Map<str
       if (best) out.set(n.id, best[0]);
     }
   }
-  const fallback = Math.max(-1, ...out.values()) + 1;
+  let fallback = 0;
+  for (const c of out.values()) fallback = Math.max(fallback, c + 1);
   for (const n of nodes) if (!out.has(n.id)) out.set(n.id, fallback);
   return out;
 }

@@ -27,15 +27,33 @@ interface FileIndex {
   dir: string;
 }
 
+/**
+ * Keys that tell edges apart: node ids and edge types are numbered on first sight and packed into
+ * one number, so deduplicating or comparing the edges of a large graph allocates no strings (a
+ * string key only past 2^24 node ids or 32 edge types). One edge always gets the same key.
+ */
+export function edgeKeyer(): (source: string, target: string, type: string) => number | string {
+  const ids = new Map<string, number>();
+  const types = new Map<string, number>();
+  const num = (m: Map<string, number>, k: string) => m.get(k) ?? m.set(k, m.size).get(k)!;
+  return (source, target, type) => {
+    const s = num(ids, source);
+    const t = num(ids, target);
+    const y = num(types, type);
+    return s < 2 ** 24 && t < 2 ** 24 && y < 32 ? (s * 2 ** 24 + t) * 32 + y : `${s},${t},${y}`;
+  };
+}
+
 /** Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits). */
 export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
   const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
   const nodes: NodeRecord[] = [];
   const edges: GraphEdge[] = [];
-  const edgeKeys = new Set<string>();
+  const keyOf = edgeKeyer();
+  const edgeKeys = new Set<number | string>();
   const addEdge = (source: string, target: string, type: GraphEdge["type"]) => {
     if (source === target) return;
-    const k = `${source}\u0000${target}\u0000${type}`;
+    const k = keyOf(source, target, type);
     if (edgeKeys.has(k)) return;
     edgeKeys.add(k);
     edges.push({ source, target, type });

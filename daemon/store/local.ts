@@ -349,11 +349,22 @@ class VectorMatrix {
     const added = rows.filter((r) => vectors.has(r.rowid));
     const m = keep.length + added.length;
     const cols = new Float32Array(m * this.dim);
+    // Kept rows come in long runs (whole untouched files): copy each run of each column at once.
+    const runs: [number, number][] = [];
+    for (const i of keep) {
+      const last = runs[runs.length - 1];
+      if (last && last[1] === i) last[1] = i + 1;
+      else runs.push([i, i + 1]);
+    }
+    const addedVectors = added.map((r) => vectors.get(r.rowid)!);
     for (let d = 0; d < this.dim; d++) {
       const from = d * n;
-      const to = d * m;
-      for (let j = 0; j < keep.length; j++) cols[to + j] = this.cols[from + keep[j]];
-      for (let j = 0; j < added.length; j++) cols[to + keep.length + j] = vectors.get(added[j].rowid)![d];
+      let to = d * m;
+      for (const [a, b] of runs) {
+        cols.set(this.cols.subarray(from + a, from + b), to);
+        to += b - a;
+      }
+      for (const v of addedVectors) cols[to++] = v[d];
     }
     return new VectorMatrix(cols, [...keep.map((i) => this.rowids[i]), ...added.map((r) => r.rowid)], [...keep.map((i) => this.files[i]), ...added.map((r) => r.file)], this.dim);
   }

@@ -194,6 +194,42 @@ describe("incremental builds", () => {
     expect(count("nodes")).toBe(g.nodes.length);
   });
 
+  it("graph.json after re-indexed edits is the text a cold re-index writes (nodes are serialised per file and reused)", async () => {
+    const files = {
+      "go.mod": "module example.com/m\n",
+      "server/server.go": `package server\n\n// Server answers requests.\ntype Server struct{ addr string }\n\nfunc (s *Server) Start() error { s.listen(); return nil }\n`,
+      "server/listen.go": `package server\n\nfunc (s *Server) listen() { logStart(s.addr) }\n\nfunc logStart(a string) {}\n`,
+      ...PY_PROJECT,
+    };
+    const warm = await open(files);
+    const cold = await open(files);
+    const text = (root: string) => fs.readFileSync(path.join(root, "codegraph-out/graph.json"), "utf8").replace(/"built_at":"[^"]*"/, "");
+    const edits: ((p: typeof warm) => void)[] = [
+      (p) => p.write("shop/payments.py", `${PY_PROJECT["shop/payments.py"]}\n\ndef issue_voucher(order):\n    """Give the customer a voucher."""\n    return refund(order)\n`),
+      // The type moves to another file: listen.go is untouched, but its method's parent changes.
+      (p) => {
+        p.write("server/server.go", `package server\n\nfunc (s *Server) Start() error { s.listen(); return nil }\n`);
+        p.write("server/types.go", `package server\n\n// Server answers requests.\ntype Server struct{ addr string }\n`);
+      },
+      (p) => p.remove("shop/models.py"),
+    ];
+    await warm.build();
+    await cold.build();
+    for (const edit of edits) {
+      for (const p of [warm, cold]) {
+        edit(p);
+        for (const f of ["shop/payments.py", "server/server.go", "server/types.go"]) if (fs.existsSync(path.join(p.root, f))) touchLater(path.join(p.root, f));
+      }
+      await warm.build();
+      // The cold side re-opens its engine: no warm cache, every node serialised afresh.
+      const fresh = await ProjectEngine.open(cold.root, { sideEffects: false });
+      await fresh.build({ project_path: cold.root });
+      await fresh.close();
+      expect(text(warm.root)).toBe(text(cold.root));
+    }
+    expect(graph(warm.root).nodes.find((n: any) => n.id === "server/listen.go::Server.listen").parent).toBe("server/types.go::Server");
+  });
+
   it("force rebuilds everything", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

@@ -76,10 +76,45 @@ for (const name of corpora) {
   report[name] = { files: jobs.length, mb: bytes / 1048576, extraction, full };
 }
 
+// Resolution on large synthetic Go and Java projects (packages of 10 files, each file importing 10
+// other packages and calling one function of each): the time should grow with the file count.
+function synthetic(lang, files) {
+  const packages = files / 10;
+  const ext = lang === "go" ? "go" : "java";
+  const out = [];
+  for (let p = 0; p < packages; p++) {
+    for (let f = 0; f < 10; f++) {
+      const def = (name) => ({ kind: lang === "go" ? "function" : "method", name, qualifiedName: name, lineStart: 1, lineEnd: 2, signature: name, docstring: "", parent: -1, bases: [], code: "" });
+      const imports = [];
+      const calls = [];
+      for (let k = 1; k <= 10; k++) {
+        const q = (p + k * 7) % packages;
+        imports.push({ module: lang === "go" ? `example.com/m/pkg${q}` : `com.example.pkg${q}`, names: [], alias: `pkg${q}`, line: 1 });
+        calls.push({ caller: 0, name: `Work${q}_${k % 10}`, receiver: `pkg${q}`, line: 2 });
+      }
+      const path = lang === "go" ? `pkg${p}/f${f}.go` : `com/example/pkg${p}/F${f}.${ext}`;
+      out.push({ path, language: lang, packageName: lang === "go" ? `pkg${p}` : `com.example.pkg${p}`, moduleDoc: "", lineCount: 3, defs: [def(`Work${p}_${f}`)], calls, imports, tokens: 10 });
+    }
+  }
+  return out;
+}
+const scaling = {};
+for (const lang of ["go", "java"]) {
+  scaling[lang] = {};
+  for (const files of [1000, 4000]) {
+    const ex = synthetic(lang, files);
+    const t0 = performance.now();
+    const g = resolveGraph(ex);
+    scaling[lang][files] = { ms: performance.now() - t0, edges: g.edges.length };
+  }
+}
+report.resolve_scaling = scaling;
+
 if (json) console.log(JSON.stringify(report, null, 2));
 else {
   const f = (x, d = 1) => x.toFixed(d);
   for (const [name, r] of Object.entries(report)) {
+    if (name === "resolve_scaling") continue;
     const e1 = r.extraction[1];
     const e2 = r.extraction[2];
     console.log(`\n== ${name}: ${r.files} files, ${f(r.mb, 2)} MB`);
@@ -87,5 +122,9 @@ else {
     console.log(`    baseline, 1 worker:                                       ${f(e1.mb_per_s, 2)} MB/s, ${f(e1.files_per_s, 0)} files/s, ${f(e1.nodes_per_s, 0)} nodes/s`);
     console.log(`  full build, default embedder: ${r.full.build_s} s (${r.full.nodes} nodes, ${r.full.edges} edges, ${r.full.communities} communities), peak RSS ${r.full.peak_rss_mb} MB (${r.full.peak_rss_with_incremental_mb} MB by the end of the five re-indexes below, warm retriever and build cache resident)   [targets: stdlib ≤ 20 s, ≤ 600 MB]`);
     console.log(`  re-index after changing one file: p50 ${f(r.full.reindex_ms_p50, 0)} ms, max ${f(r.full.reindex_ms_max, 0)} ms (vs. full build ${f(r.full.build_s * 1000, 0)} ms)   [target ≤ 300 ms]`);
+  }
+  console.log("\n== resolution of synthetic Go and Java projects (10 imports and calls per file); 4× the files should take about 4× the time");
+  for (const [lang, r] of Object.entries(report.resolve_scaling)) {
+    console.log(`  ${lang}: 1000 files ${f(r[1000].ms, 0)} ms (${r[1000].edges} edges), 4000 files ${f(r[4000].ms, 0)} ms (${r[4000].edges} edges): ×${f(r[4000].ms / r[1000].ms, 1)}`);
   }
 }

@@ -158,6 +158,9 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
     });
   }
 
+  const packageFiles = new Map<string, string[]>();
+  const goFilesByDir = new Map<string, string[]>();
+  for (const fi of byPath.values()) if (fi.ex.language === "go") memberList(goFilesByDir, fi.dir).push(fi.ex.path);
   const resolveModule = (fi: FileIndex, spec: string): string[] => {
     const lang = fi.ex.language;
     if (lang === "python") {
@@ -181,14 +184,21 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
       }
       return [];
     }
-    if (lang === "go") {
-      const dir = goDir(spec, dirs);
-      if (!dir) return [];
-      return [...byPath.values()].filter((f) => f.dir === dir && f.ex.language === "go").map((f) => f.ex.path);
-    }
-    if (lang === "java") {
-      const rel = spec.replace(/\./g, "/");
-      return [...byPath.keys()].filter((p) => p.endsWith(`${rel}.java`) || path.posix.dirname(p).endsWith(rel));
+    if (lang === "go" || lang === "java") {
+      // These depend on the spec alone and scan every file: once per spec, not once per import.
+      const key = `${lang}:${spec}`;
+      let hit = packageFiles.get(key);
+      if (!hit) {
+        if (lang === "go") {
+          const dir = goDir(spec, dirs);
+          hit = dir ? (goFilesByDir.get(dir) ?? []) : [];
+        } else {
+          const rel = spec.replace(/\./g, "/");
+          hit = [...byPath.keys()].filter((p) => p.endsWith(`${rel}.java`) || path.posix.dirname(p).endsWith(rel));
+        }
+        packageFiles.set(key, hit);
+      }
+      return hit;
     }
     return [];
   };
@@ -295,6 +305,12 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
     }
   }
   return { nodes, edges };
+}
+
+function memberList(m: Map<string, string[]>, key: string): string[] {
+  let x = m.get(key);
+  if (!x) m.set(key, (x = []));
+  return x;
 }
 
 function memberMap(m: Map<string, Map<string, string>>, id: string): Map<string, string> {

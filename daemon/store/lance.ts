@@ -494,7 +494,8 @@ async function readWhere(table: LanceDb.Table, columns: string[], predicates: st
   for (const p of predicates) {
     let q = table.query().where(p).select(columns);
     if (limit) q = q.limit(limit);
-    out.push(...fromArrow(await q.toArrow()));
+    // A loop, not push(...rows): a chunk of large files can hold more rows than a call takes arguments.
+    for (const row of fromArrow(await q.toArrow())) out.push(row);
   }
   return out;
 }

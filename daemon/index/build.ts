@@ -11,7 +11,7 @@ import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./do
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
-import { NodeJsonCache, readGraphFile, writeGraphFile } from "./graph-file.js";
+import { readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
 import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
@@ -33,8 +33,6 @@ export interface BuildCache {
   extracts: Map<string, FileExtract>;
   edges: GraphEdge[];
   communityOf: Map<string, number>;
-  /** graph.json's nodes as serialised by the last write, per file. */
-  nodeJson: NodeJsonCache;
 }
 
 export interface BuildOptions {
@@ -288,13 +286,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     });
     lap("write");
     if (opts.optimize) await store.optimize();
-    const nodeJson = warm?.nodeJson ?? new NodeJsonCache();
-    if (opts.cache) opts.cache.value = { extracts, edges, communityOf, nodeJson };
+    if (opts.cache) opts.cache.value = { extracts, edges, communityOf };
     await store.close();
 
     if (source === "builtin") {
       for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
-      const write = () => writeGraphFile(dirs.graphFile, { nodes, edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION }, { nodes: nodeJson, extracts });
+      const write = () => writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
       if (opts.deferGraphFile) opts.deferGraphFile(write);
       else write();
     }

@@ -1,50 +1,20 @@
 import fs from "node:fs";
 import { CodememError } from "../../shared/errors.js";
 import { writeFileAtomic } from "../../shared/paths.js";
-import type { NodeRecord } from "./resolve.js";
-import type { CodeGraph, FileExtract, GraphCommunity, GraphEdge, GraphNode } from "./types.js";
+import type { CodeGraph, GraphCommunity, GraphEdge, GraphNode } from "./types.js";
 
 export const BUILTIN_GENERATOR = "codemem-builtin";
 
-/**
- * Writes graph.json in the spec's format (extra fields included) so readers never see half a file.
- * The nodes come serialised by a `NodeJsonCache`; the text equals `JSON.stringify` of the whole graph.
- */
-export function writeGraphFile(file: string, graph: { nodes: NodeRecord[]; edges: GraphEdge[]; communities: GraphCommunity[] }, meta: Record<string, unknown>, cache: { nodes: NodeJsonCache; extracts: Map<string, FileExtract> }): void {
-  const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
-  const text = `${head.slice(0, -1)},"nodes":[${cache.nodes.serialise(graph.nodes, cache.extracts).join(",")}],"edges":${JSON.stringify(graph.edges)},"communities":${JSON.stringify(graph.communities)}}`;
-  writeFileAtomic(file, text);
-}
-
-/**
- * graph.json's nodes serialised per file and reused while the file's nodes are unchanged, so that
- * re-indexing one file of a large project does not serialise every docstring again. A file's nodes
- * are a function of its extract (the same object while the file is untouched) and of the parents
- * and communities other files can change (a Go method joins a type declared elsewhere).
- */
-export class NodeJsonCache {
-  private files = new Map<string, { extract: FileExtract; stamp: string; json: string }>();
-
-  /** Array elements, one string per file in the nodes' order (resolveGraph groups nodes by file). */
-  serialise(nodes: NodeRecord[], extracts: Map<string, FileExtract>): string[] {
-    const next = new Map<string, { extract: FileExtract; stamp: string; json: string }>();
-    const out: string[] = [];
-    for (let i = 0; i < nodes.length; ) {
-      const path = nodes[i].file_path;
-      let j = i;
-      while (j < nodes.length && nodes[j].file_path === path) j++;
-      const group = nodes.slice(i, j);
-      const stamp = group.map((n) => `${n.parent ?? ""}\u0001${n.community}`).join("\u0002");
-      const extract = extracts.get(path);
-      const cached = this.files.get(path);
-      const entry = extract && cached?.extract === extract && cached.stamp === stamp ? cached : { extract: extract!, stamp, json: group.map(({ code: _c, bases: _b, ...rest }) => JSON.stringify(rest)).join(",") };
-      if (extract) next.set(path, entry);
-      out.push(entry.json);
-      i = j;
-    }
-    this.files = next;
-    return out;
-  }
+/** Writes graph.json in the spec's format (extra fields included) so readers never see half a file. */
+export function writeGraphFile(file: string, graph: CodeGraph, meta: Record<string, unknown>): void {
+  const body = {
+    generator: BUILTIN_GENERATOR,
+    ...meta,
+    nodes: graph.nodes,
+    edges: graph.edges,
+    communities: graph.communities,
+  };
+  writeFileAtomic(file, JSON.stringify(body));
 }
 
 /** Reads and validates a graph.json (ours or the external generator's); errors name the file and the fault. */

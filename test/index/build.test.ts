@@ -194,7 +194,7 @@ describe("incremental builds", () => {
     expect(count("nodes")).toBe(g.nodes.length);
   });
 
-  it("graph.json after re-indexed edits is the text a cold re-index writes (nodes are serialised per file and reused)", async () => {
+  it("graph.json after re-indexed edits is the text a cold re-index writes", async () => {
     const files = {
       "go.mod": "module example.com/m\n",
       "server/server.go": `package server\n\n// Server answers requests.\ntype Server struct{ addr string }\n\nfunc (s *Server) Start() error { s.listen(); return nil }\n`,
@@ -221,7 +221,7 @@ describe("incremental builds", () => {
         for (const f of ["shop/payments.py", "server/server.go", "server/types.go"]) if (fs.existsSync(path.join(p.root, f))) touchLater(path.join(p.root, f));
       }
       await warm.build();
-      // The cold side re-opens its engine: no warm cache, every node serialised afresh.
+      // The cold side re-opens its engine: no warm build cache.
       const fresh = await ProjectEngine.open(cold.root, { sideEffects: false });
       await fresh.build({ project_path: cold.root });
       await fresh.close();

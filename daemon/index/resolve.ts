@@ -161,6 +161,26 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
   const packageFiles = new Map<string, string[]>();
   const goFilesByDir = new Map<string, string[]>();
   for (const fi of byPath.values()) if (fi.ex.language === "go") memberList(goFilesByDir, fi.dir).push(fi.ex.path);
+  // Java: a package `a.b.c` is every file of a directory ending in a/b/c; a class `a.b.C` is a file
+  // ending in a/b/C.java. Both indexed by whole trailing path segments, built on first use.
+  let javaSuffixes: Map<string, Set<string>> | undefined;
+  const javaBySuffix = () => {
+    if (javaSuffixes) return javaSuffixes;
+    javaSuffixes = new Map();
+    for (const fi of byPath.values()) {
+      if (fi.ex.language !== "java") continue;
+      for (const of of [fi.dir, fi.ex.path.replace(/\.java$/, "")]) {
+        const parts = of.split("/");
+        for (let i = 0; i < parts.length; i++) {
+          const key = parts.slice(i).join("/");
+          let set = javaSuffixes.get(key);
+          if (!set) javaSuffixes.set(key, (set = new Set()));
+          set.add(fi.ex.path);
+        }
+      }
+    }
+    return javaSuffixes;
+  };
   const resolveModule = (fi: FileIndex, spec: string): string[] => {
     const lang = fi.ex.language;
     if (lang === "python") {
@@ -194,7 +214,7 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
           hit = dir ? (goFilesByDir.get(dir) ?? []) : [];
         } else {
           const rel = spec.replace(/\./g, "/");
-          hit = [...byPath.keys()].filter((p) => p.endsWith(`${rel}.java`) || path.posix.dirname(p).endsWith(rel));
+          hit = [...(javaBySuffix().get(rel) ?? [])];
         }
         packageFiles.set(key, hit);
       }
@@ -279,14 +299,15 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
 
   for (const fi of byPath.values()) {
     for (const imp of fi.ex.imports) for (const p of resolveModule(fi, imp.module)) addEdge(fi.moduleId, p, "imports");
-    const selfNames = languageById(fi.ex.language).selfNames;
+    const { selfNames, implicitSelf } = languageById(fi.ex.language);
     for (const c of fi.ex.calls) {
       const callerId = c.caller >= 0 ? fi.ids[c.caller] : fi.moduleId;
       const caller = fi.ex.defs[c.caller];
       let target: string | undefined;
       const recv = c.receiver;
       if (!recv) {
-        target = resolveName(fi, c.name);
+        const t = implicitSelf ? enclosingType(callerId) : undefined;
+        target = (t ? memberOf(t, c.name) : undefined) ?? resolveName(fi, c.name);
       } else if (selfNames.includes(recv) || (caller?.receiverType && goReceiverVar(caller) === recv)) {
         const t = enclosingType(callerId);
         target = t ? memberOf(t, c.name) : undefined;

@@ -56,7 +56,7 @@ describe("python graph", () => {
   });
 });
 
-describe("typescript, javascript and go graphs", () => {
+describe("typescript, javascript, go and java graphs", () => {
   it("resolves TS imports (.js specifiers), this-calls, constructors and interfaces", async () => {
     const p = await open({
       "src/store.ts": `export interface Store { get(key: string): string | undefined }\n/** In-memory store. */\nexport class MemoryStore implements Store {\n  private data = new Map<string, string>();\n  get(key: string) { return this.lookup(key); }\n  private lookup(key: string) { return this.data.get(key); }\n}\nexport const makeStore = (): Store => new MemoryStore();\n`,
@@ -89,6 +89,27 @@ describe("typescript, javascript and go graphs", () => {
     expect(edge(g, "server/listen.go::Server.listen", "server/listen.go::logStart")).toBe(true);
     expect(edge(g, "server/server.go::Server.Start", "util/retry.go::Retry")).toBe(true); // imported package
     expect(edge(g, "server/server.go::Server", "server/listen.go::Server.listen", "contains")).toBe(true);
+  });
+  it("resolves Java imports of a class and a package, static calls, constructors and this-calls", async () => {
+    const p = await open({
+      "src/main/java/com/example/util/Strings.java": `package com.example.util;\n\n/** Text helpers. */\npublic class Strings {\n  /** Pads a value on the left. */\n  public static String pad(String s, int n) { return s; }\n}\n`,
+      "src/main/java/com/example/util/Clock.java": `package com.example.util;\n\npublic class Clock {\n  public long now() { return 0; }\n}\n`,
+      "src/main/java/com/example/app/App.java": `package com.example.app;\n\nimport com.example.util.Strings;\nimport com.example.util.*;\n\n/** The application. */\npublic class App extends Base {\n  public String run() { Clock c = new Clock(); return Strings.pad(label(), 3); }\n  String label() { return this.name(); }\n}\n`,
+      "src/main/java/com/example/app/Base.java": `package com.example.app;\n\npublic class Base {\n  String name() { return "app"; }\n}\n`,
+      // A directory whose name merely ends like the package is not the package.
+      "src/main/java/com/example/myutil/Strings.java": `package com.example.myutil;\n\npublic class Strings {\n  public static String pad(String s, int n) { return s; }\n}\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    const app = "src/main/java/com/example/app/App.java";
+    const util = "src/main/java/com/example/util";
+    expect(edge(g, `${app}::App.run`, `${util}/Strings.java::Strings.pad`)).toBe(true); // imported class, static call
+    expect(edge(g, `${app}::App.run`, `${util}/Clock.java::Clock`)).toBe(true); // wildcard import, constructor
+    expect(edge(g, `${app}::App.run`, `${app}::App.label`)).toBe(true);
+    expect(edge(g, `${app}::App.label`, "src/main/java/com/example/app/Base.java::Base.name")).toBe(true); // this → inherited method
+    expect(edge(g, `${app}::App`, "src/main/java/com/example/app/Base.java::Base", "inherits")).toBe(true); // same package
+    expect(edge(g, app, `${util}/Strings.java`, "imports")).toBe(true);
+    expect(g.edges.some((e: any) => e.source === app && e.target.includes("/myutil/"))).toBe(false);
   });
 });
 

@@ -47,4 +47,5 @@ export const java: LanguageSpec = {
   },
   moduleDoc: () => "",
   selfNames: ["this"],
+  implicitSelf: true,
 };

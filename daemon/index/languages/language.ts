@@ -27,6 +27,8 @@ export interface LanguageSpec {
   moduleDoc(root: TSNode): string;
   /** Receiver words meaning "this object". */
   selfNames: string[];
+  /** A bare call inside a class may name a method of the class (Java's `label()` for `this.label()`). */
+  implicitSelf?: boolean;
 }
 
 /** Joins the comment lines directly above a node (no blank line between), markers stripped. */

@@ -62,7 +62,7 @@ export class PostgresStore implements IndexStore {
   private searchPath = "";
   private extSchema = "";
   private pending: Pending;
-  private common = new Map<LexicalTable, { at: number; lexemes: string[]; rows: number[] }>();
+  private common = new Map<LexicalTable, LexemeStats>();
   private closed = false;
 
   private pool!: pg.Pool;
@@ -305,17 +305,18 @@ export class PostgresStore implements IndexStore {
 
   private async lexical(table: LexicalTable, weights: string, words: string[], limit: number, candidates: number): Promise<LexicalHit[]> {
     if (this.pending || words.length === 0 || limit <= 0) return [];
-    const common = await this.commonLexemes(table);
-    const rows = await this.query<LexicalHit>(lexicalSql(table, weights), [words, limit, candidates, common.lexemes, common.rows, MAX_MATCH_ROWS], "searching words");
+    const stats = await this.lexemeStats(table);
+    const rows = await this.query<LexicalHit>(lexicalSql(table, weights), [words, limit, candidates, stats.lexemes, stats.rows, MAX_MATCH_ROWS, stats.tuples, stats.rare], "searching words");
     return rows.map((r) => ({ rowid: r.rowid, score: Number(r.score) }));
   }
 
   /**
-   * Lexemes found in more than MAX_MATCH_ROWS rows of `table`, with their row estimates, from the
-   * planner's statistics (ANALYZE keeps the most common lexemes of a tsvector column). Re-read
-   * once a minute and after this store writes.
+   * How many rows hold each common lexeme of `table`, from the planner's statistics (ANALYZE keeps
+   * the most common elements of a tsvector column): what keeps very common words out of the match
+   * and gives every word its inverse document frequency. Re-read once a minute and after this
+   * store writes.
    */
-  private async commonLexemes(table: LexicalTable): Promise<{ lexemes: string[]; rows: number[] }> {
+  private async lexemeStats(table: LexicalTable): Promise<LexemeStats> {
     const cached = this.common.get(table);
     if (cached && Date.now() - cached.at < 60_000) return cached;
     const stats = await this.query<{ elems: string[] | null; freqs: number[] | null; tuples: number }>(
@@ -325,15 +326,14 @@ export class PostgresStore implements IndexStore {
       [this.schema, table],
       "reading lexical statistics",
     );
-    const out = { at: Date.now(), lexemes: [] as string[], rows: [] as number[] };
     const { elems, freqs, tuples } = stats[0] ?? { elems: null, freqs: null, tuples: 0 };
+    const out: LexemeStats = { at: Date.now(), lexemes: [], rows: [], tuples: Math.max(1, tuples), rare: 1 };
     for (let i = 0; elems && freqs && i < elems.length; i++) {
-      const rows = freqs[i] * tuples;
-      if (rows > MAX_MATCH_ROWS) {
-        out.lexemes.push(elems[i]);
-        out.rows.push(rows);
-      }
+      out.lexemes.push(elems[i]);
+      out.rows.push(freqs[i] * out.tuples);
     }
+    // A lexeme missing from the list is rarer than the rarest listed one: count it as half that.
+    if (out.rows.length > 0) out.rare = Math.max(1, Math.min(...out.rows) / 2);
     this.common.set(table, out);
     return out;
   }
@@ -594,24 +594,36 @@ function nodeParams(part: BuildDelta["nodes"], communityOf: Map<string, number>)
 /**
  * Rows of `table` matching any of the words ($1), best first. Each word goes through
  * plainto_tsquery, so no user text is parsed as query syntax. Words whose lexemes are all common
- * ($4, with row estimates $5 above $6) are left out of the match but kept in the rank; when every
- * word is common, the least common one matches. At most $3 matches are ranked, with their ts_rank.
+ * (row estimates $4/$5 above $6) are left out of the match but kept in the rank; when every word
+ * is common, the least common one matches. At most $3 matches are ranked. The score is BM25-like:
+ * each word's ts_rank (weighted fields, length-normalised) times its inverse document frequency
+ * over $7 rows, a word absent from the statistics counting as $8 rows; ts_rank alone has no IDF.
  */
 function lexicalSql(table: LexicalTable, weights: string): string {
   const or = (col: string) => `string_agg('(' || ${col}::text || ')', ' | ')`;
   return (
-    "WITH words AS MATERIALIZED (" +
-    `SELECT plainto_tsquery('${TS_CONFIG}', w) AS q, ` +
-    `(SELECT min(coalesce(c.n, 0)) FROM unnest(tsvector_to_array(to_tsvector('${TS_CONFIG}', w))) AS l LEFT JOIN unnest($4::text[], $5::float8[]) AS c(l, n) ON c.l = l.l) AS est ` +
-    "FROM unnest($1::text[]) AS w), " +
+    // Each word's row estimate: its least common lexeme's count among the statistics ($4/$5), 0 when absent.
+    `WITH st AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::float8[]) AS c(l, n)), ` +
+    `words AS MATERIALIZED (SELECT u.q, e.est, greatest(ln(1 + ($7::float8 - k.n + 0.5) / (k.n + 0.5)), 0.01) AS idf ` +
+    `FROM (SELECT w, plainto_tsquery('${TS_CONFIG}', w) AS q FROM unnest($1::text[]) AS w) AS u ` +
+    `CROSS JOIN LATERAL (SELECT min(coalesce(st.n, 0)) AS est FROM unnest(tsvector_to_array(to_tsvector('${TS_CONFIG}', u.w))) AS l(l) LEFT JOIN st ON st.l = l.l) AS e ` +
+    "CROSS JOIN LATERAL (SELECT CASE WHEN e.est > 0 THEN e.est ELSE $8::float8 END AS n) AS k " +
+    "WHERE numnode(u.q) > 0), " +
     "q AS MATERIALIZED (SELECT " +
-    `${or("q")}::tsquery AS rank_q, ` +
-    `coalesce(${or("q")} FILTER (WHERE est <= $6), (SELECT x.q::text FROM words x WHERE numnode(x.q) > 0 ORDER BY x.est LIMIT 1))::tsquery AS match_q ` +
-    "FROM words WHERE numnode(q) > 0) " +
-    `SELECT m.rowid, ts_rank('${weights}', m.lexical, (SELECT rank_q FROM q), 1) AS score ` +
+    `coalesce(${or("q")} FILTER (WHERE est <= $6), (SELECT x.q::text FROM words x ORDER BY x.est LIMIT 1))::tsquery AS match_q ` +
+    "FROM words) " +
+    `SELECT m.rowid, (SELECT sum(w.idf * ts_rank('${weights}', m.lexical, w.q, 1)) FROM words w) AS score ` +
     `FROM (SELECT x.rowid, x.lexical FROM ${table} x WHERE x.lexical @@ (SELECT match_q FROM q) LIMIT $3) AS m ` +
     "ORDER BY score DESC, m.rowid LIMIT $2"
   );
+}
+
+interface LexemeStats {
+  at: number;
+  lexemes: string[];
+  rows: number[];
+  tuples: number;
+  rare: number;
 }
 
 function newerSchema(location: string, version: number): CodememError {

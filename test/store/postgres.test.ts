@@ -475,6 +475,23 @@ describe("search", () => {
   });
 });
 
+describe("lexical ranking", () => {
+  it("weighs each word by how rare it is in the index (ts_rank alone has no IDF)", async () => {
+    const s = settings();
+    const files: Record<string, NodeSpec[]> = {
+      "w/many.py": Array.from({ length: 60 }, (_, i) => ({ name: `fn_${i}`, body: "common common helper" })),
+      "w/one.py": [{ name: "lonely", body: "rare helper" }],
+    };
+    await build(s, delta(files));
+    await reading(s, async (store) => {
+      const lonely = await rowidOf(store, "w/one.py::lonely");
+      const hits = await store.lexicalNodes(["common", "rare"], 10);
+      expect(hits[0].rowid).toBe(lonely);
+      expect(hits[0].score).toBeGreaterThan(hits[1].score);
+    });
+  });
+});
+
 describe("search at scale", () => {
   it("leaves words found in very many rows out of the match but not out of the rank", async () => {
     // 25,000 nodes, all but the module nodes saying "common": past the 20,000-row match limit.

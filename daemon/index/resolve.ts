@@ -205,7 +205,7 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
       return [];
     }
     if (lang === "go" || lang === "java") {
-      // These depend on the spec alone and scan every file: once per spec, not once per import.
+      // These depend on the spec alone: resolved once per spec, not once per import.
       const key = `${lang}:${spec}`;
       let hit = packageFiles.get(key);
       if (!hit) {

@@ -62,7 +62,7 @@ export class PostgresStore implements IndexStore {
   private searchPath = "";
   private extSchema = "";
   private pending: Pending;
-  private common = new Map<LexicalTable, LexemeStats>();
+  private lexemeCache = new Map<LexicalTable, LexemeStats>();
   private closed = false;
 
   private pool!: pg.Pool;
@@ -317,7 +317,7 @@ export class PostgresStore implements IndexStore {
    * store writes.
    */
   private async lexemeStats(table: LexicalTable): Promise<LexemeStats> {
-    const cached = this.common.get(table);
+    const cached = this.lexemeCache.get(table);
     if (cached && Date.now() - cached.at < 60_000) return cached;
     const stats = await this.query<{ elems: string[] | null; freqs: number[] | null; tuples: number }>(
       "SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs, c.reltuples::float8 AS tuples " +
@@ -334,7 +334,7 @@ export class PostgresStore implements IndexStore {
     }
     // A lexeme missing from the list is rarer than the rarest listed one: count it as half that.
     if (out.rows.length > 0) out.rare = Math.max(1, Math.min(...out.rows) / 2);
-    this.common.set(table, out);
+    this.lexemeCache.set(table, out);
     return out;
   }
 
@@ -365,7 +365,7 @@ export class PostgresStore implements IndexStore {
 
   async refresh(_files: string[]): Promise<void> {
     // Only statistics are cached in the process; every other read goes to the server.
-    this.common.clear();
+    this.lexemeCache.clear();
   }
 
   async optimize(): Promise<void> {
@@ -443,7 +443,7 @@ export class PostgresStore implements IndexStore {
       }
       await client.query("COMMIT");
       this.pending = undefined;
-      this.common.clear();
+      this.lexemeCache.clear();
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {});
       client.release(true);

@@ -237,7 +237,8 @@ export async function callDaemon(root: string, op: string, input: unknown, opts:
       // released (the process already looks gone), and that connection is then lost too.
       if (err instanceof ConnectionLost && tries < 2 && op !== "shutdown") {
         // A write can fail before the socket's close event has dropped it from the cache.
-        if (connections.get(realRoot) && (await connections.get(realRoot)!.catch(() => undefined)) === conn) connections.delete(realRoot);
+        const cached = connections.get(realRoot);
+        if (cached && (await cached.catch(() => undefined)) === conn) connections.delete(realRoot);
         if (tries > 0) await new Promise((r) => setTimeout(r, 100));
         continue;
       }

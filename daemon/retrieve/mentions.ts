@@ -70,8 +70,9 @@ export class NameIndex {
         // "the getopt module": the module, whatever its name looks like, when it is one file (a Go package is many).
         const modules = named.filter((n) => n.type === "module");
         if (modules.length === 1 && [...this.moduleWords.values()].filter((w) => w.has(last.toLowerCase())).length === 1) note(modules, 1);
-      } else if (m[1] === "`" || m[3] !== undefined || isCodeShaped(last)) {
-        note(named.filter((n) => answersTo(n, last)), m[1] === "`" || m[3] !== undefined ? 1 : BARE);
+      } else {
+        const explicit = m[1] === "`" || m[3] !== undefined; // backticked or called
+        if (explicit || isCodeShaped(last)) note(named.filter((n) => answersTo(n, last)), explicit ? 1 : BARE);
       }
     }
     return [...out.values()];

@@ -169,6 +169,7 @@ export class ProjectEngine {
     this.freshCache = undefined;
     const cache = this.buildCache.value;
     const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
+    if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
     if (warm && cache && !r.reclustered && r.changed_paths.length <= 50) {
       await warm.refresh(r.changed_paths, cache.edges, cache.communityOf);
     } else this.invalidate();

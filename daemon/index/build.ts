@@ -152,6 +152,39 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
     lap("scan");
+    // Nothing changed on disk since the last build (a daemon's catch-up build, a repeated `codemem
+    // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten.
+    const unchanged =
+      !force &&
+      !opts.optimize &&
+      source === "builtin" &&
+      changed.length === 0 &&
+      removed.length === 0 &&
+      stored.index_version === INDEX_VERSION &&
+      stored.content_skipped === JSON.stringify(contentSkipped) &&
+      fs.existsSync(dirs.graphFile);
+    if (unchanged) {
+      const result: BuildResult = {
+        changed_paths: [],
+        reclustered: false,
+        nodes_processed: 0,
+        nodes_embedded: 0,
+        communities: (await store.communities()).length,
+        time_elapsed: Math.round(performance.now() - t0) / 1000,
+        node_count: Number(stored.node_count ?? 0),
+        edge_count: Number(stored.edge_count ?? 0),
+        files_indexed: previous.size,
+        files_changed: 0,
+        files_removed: 0,
+        files_skipped: skipped.length,
+        skipped,
+        graph_source: source,
+        embedder: embedder.id,
+        index_version: INDEX_VERSION,
+      };
+      log.debug("build finished: nothing changed", { ...result, skipped: skipped.length, phases_ms: phases });
+      return result;
+    }
     const toParse = changed.filter((c) => c.source !== "");
     const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
 

@@ -54,7 +54,7 @@ export class Retriever {
     r.setNodes(await store.catalog());
     r.countTerms(r.nodes, 1);
     r.neighbors = adjacency(await store.edges());
-    await r.reloadSmall();
+    await r.reloadRows();
     return r;
   }
 
@@ -77,7 +77,8 @@ export class Retriever {
     this.names = new NameIndex(nodes);
   }
 
-  private async reloadSmall(): Promise<void> {
+  /** Re-reads the small tables (meta, communities, file rows): all a build that changed no node moves. */
+  async reloadRows(): Promise<void> {
     this.meta = await this.store.meta();
     this.communities = await this.store.communities();
     this.files = new Map((await this.store.files()).map((f) => [f.path, f]));
@@ -97,7 +98,7 @@ export class Retriever {
     this.countTerms(fresh, 1);
     this.setNodes(nodes);
     this.neighbors = adjacency(edges);
-    await this.reloadSmall();
+    await this.reloadRows();
   }
 
   /** Document frequencies of stems over the catalog, for `termWeight`; patched per file on refresh. */

@@ -251,6 +251,34 @@ describe("incremental builds", () => {
     expect(graph(warm.root).nodes.find((n: any) => n.id === "server/listen.go::Server.listen").parent).toBe("server/types.go::Server");
   });
 
+  it("a build with nothing changed rewrites nothing; a missing graph.json or a touched file is still handled", async () => {
+    const p = await open(PY_PROJECT);
+    const first = await p.build();
+    const graphFile = path.join(p.root, "codegraph-out/graph.json");
+    const builtAt = async () => (await p.engine.retriever()).meta.built_at;
+    const stamp = await builtAt();
+    const before = fs.statSync(graphFile).mtimeMs;
+    await new Promise((r) => setTimeout(r, 20));
+
+    const again = await p.build();
+    expect(again).toMatchObject({ files_changed: 0, files_removed: 0, nodes_processed: 0, changed_paths: [], node_count: first.node_count, edge_count: first.edge_count, communities: first.communities, files_indexed: 3 });
+    expect(fs.statSync(graphFile).mtimeMs).toBe(before);
+    expect(await builtAt()).toBe(stamp);
+
+    // graph.json deleted by hand: the next build writes it again.
+    fs.rmSync(graphFile);
+    await p.build();
+    expect(graph(p.root).nodes.length).toBe(first.node_count);
+
+    // Touched but identical: not re-parsed, and answers stop calling it pending.
+    touchLater(path.join(p.root, "shop/models.py"));
+    p.engine.markChanged();
+    expect((await p.engine.query({ project_path: p.root, question: "order total" })).freshness).toMatchObject({ stale: true, pending_files: ["shop/models.py"] });
+    const touched = await p.build();
+    expect(touched).toMatchObject({ files_changed: 0, nodes_processed: 0 });
+    expect((await p.engine.query({ project_path: p.root, question: "order total" })).freshness).toMatchObject({ stale: false, pending_count: 0 });
+  });
+
   it("force rebuilds everything", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

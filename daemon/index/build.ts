@@ -115,7 +115,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const found = discover(cfg);
     const skipped = [...found.skipped];
     const previous = new Map((await store.files()).map((f) => [f.path, f]));
-    const changed: { row: FileRow; source: string }[] = [];
+    /** Files to write: with their text when it must be parsed, without when only the mtime moved (same content). */
+    const changed: { row: FileRow; source?: string }[] = [];
     /** Files left out for their content (generated, minified, binary): freshness must not call them pending. */
     const contentSkipped: Record<string, string> = {};
     const current = new Set<string>();
@@ -143,7 +144,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const row: FileRow = { path: c.path, hash, size: c.size, language: c.language.id, tokens: 0, line_count: 0, mtime_ms: c.mtimeMs };
       if (!force && prev && prev.hash === hash) {
         // Touched but identical: refresh mtime only, no re-parse.
-        changed.push({ row: { ...prev, mtime_ms: c.mtimeMs }, source: "" });
+        changed.push({ row: { ...prev, mtime_ms: c.mtimeMs } });
         continue;
       }
       const text = buf.toString("utf8");
@@ -185,7 +186,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       log.debug("build finished: nothing changed", { ...result, skipped: skipped.length, phases_ms: phases });
       return result;
     }
-    const toParse = changed.filter((c) => c.source !== "");
+    const toParse = changed.filter((c): c is { row: FileRow; source: string } => c.source !== undefined);
     const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
 
     // Parse what changed; keep the stored extracts of everything else.
@@ -210,9 +211,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const extracts = new Map<string, FileExtract>();
     for (const e of storedExtracts) if (current.has(e.path)) extracts.set(e.path, e);
     for (const c of changed) {
-      const e = freshByPath.get(c.row.path) ?? (c.source === "" ? extracts.get(c.row.path) : undefined);
+      const e = freshByPath.get(c.row.path) ?? (c.source === undefined ? extracts.get(c.row.path) : undefined);
       if (!e) {
-        if (c.source !== "") removed.push(c.row.path); // failed to parse: treat as gone
+        if (c.source !== undefined) removed.push(c.row.path); // failed to parse: treat as gone
         continue;
       }
       extracts.set(e.path, e);

@@ -279,6 +279,15 @@ describe("incremental builds", () => {
     expect((await p.engine.query({ project_path: p.root, question: "order total" })).freshness).toMatchObject({ stale: false, pending_count: 0 });
   });
 
+  it("an empty file is indexed as a module without definitions, not re-read and called pending on every answer", async () => {
+    const p = await open({ ...PY_PROJECT, "shop/__init__.py": "", "shop/util/__init__.py": "" });
+    const first = await p.build();
+    expect(first.files_indexed).toBe(4);
+    expect(graph(p.root).nodes.find((n: any) => n.id === "shop/util/__init__.py")).toMatchObject({ type: "module" });
+    expect((await p.engine.query({ project_path: p.root, question: "order total" })).freshness).toMatchObject({ stale: false, pending_count: 0 });
+    expect(await p.build()).toMatchObject({ files_changed: 0, changed_paths: [] });
+  });
+
   it("force rebuilds everything", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

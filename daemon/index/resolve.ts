@@ -145,11 +145,22 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
     }
   }
 
+  // The same names are looked up from every file: each answer is worked out once.
+  const uniqueAnswers = new Map<string, string | null>();
+  const unique = (name: string, language: string, classOnly: boolean, excludeMethods: boolean): string | undefined => {
+    const ids = byName.get(name);
+    if (!ids) return undefined;
+    const key = `${family(language)}\0${classOnly ? 1 : 0}${excludeMethods ? 1 : 0}\0${name}`;
+    let hit = uniqueAnswers.get(key);
+    if (hit === undefined) uniqueAnswers.set(key, (hit = uniqueOf(ids, nodeById, classOnly ? CLASS_LIKE : undefined, excludeMethods, language) ?? null));
+    return hit ?? undefined;
+  };
+
   // Methods declared outside their type (Go receivers, Rust impls) join the type in their package.
   for (const fi of byPath.values()) {
     fi.ex.defs.forEach((d, i) => {
       if (!d.receiverType || d.parent >= 0) return;
-      const typeId = dirNames.get(fi.dir)?.get(d.receiverType) ?? fi.topLevel.get(d.receiverType) ?? uniqueOf(byName.get(d.receiverType), nodeById, CLASS_LIKE, false, fi.ex.language);
+      const typeId = dirNames.get(fi.dir)?.get(d.receiverType) ?? fi.topLevel.get(d.receiverType) ?? unique(d.receiverType, fi.ex.language, true, false);
       if (!typeId) return;
       const rec = nodeById.get(fi.ids[i])!;
       rec.parent = typeId;
@@ -260,7 +271,7 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
       if (hit) return hit;
     }
     if (TOO_COMMON.has(name)) return undefined;
-    return uniqueOf(byName.get(name), nodeById, wantClass ? CLASS_LIKE : undefined, true, fi.ex.language);
+    return unique(name, fi.ex.language, wantClass, true);
   };
 
   const enclosingType = (id: string | undefined): string | undefined => {
@@ -318,9 +329,9 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
         const clsNode = cls ? nodeById.get(cls) : undefined;
         if (clsNode && CLASS_LIKE.has(clsNode.type)) target = memberOf(cls!, c.name);
         else if (clsNode?.type === "module") target = byPath.get(clsNode.id)?.topLevel.get(c.name);
-        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = uniqueOf(byName.get(c.name), nodeById, undefined, false, fi.ex.language);
+        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = unique(c.name, fi.ex.language, false, false);
       } else if (!TOO_COMMON.has(c.name) && c.name.length > 3) {
-        target = uniqueOf(byName.get(c.name), nodeById, undefined, false, fi.ex.language);
+        target = unique(c.name, fi.ex.language, false, false);
       }
       if (target) addEdge(callerId, target, "calls");
     }
@@ -345,18 +356,17 @@ function family(language: string): string {
   return language === "typescript" || language === "tsx" || language === "javascript" ? "js" : language;
 }
 
-/** The one definition with this name in the caller's language family, if there is exactly one. */
-function uniqueOf(ids: string[] | undefined, byId: Map<string, NodeRecord>, kinds: Set<NodeKind> | undefined, excludeMethods: boolean, language: string): string | undefined {
-  if (!ids) return undefined;
+/** The one definition among `ids` in the caller's language family, if there is exactly one. */
+function uniqueOf(ids: string[], byId: Map<string, NodeRecord>, kinds: Set<NodeKind> | undefined, excludeMethods: boolean, language: string): string | undefined {
   const fam = family(language);
-  const pool = ids.filter((id) => {
+  let found: string | undefined;
+  for (const id of ids) {
     const n = byId.get(id)!;
-    if (family(n.language) !== fam) return false;
-    if (kinds && !kinds.has(n.type)) return false;
-    if (excludeMethods && n.type === "method") return false;
-    return true;
-  });
-  return pool.length === 1 ? pool[0] : undefined;
+    if (family(n.language) !== fam || (kinds && !kinds.has(n.type)) || (excludeMethods && n.type === "method")) continue;
+    if (found) return undefined;
+    found = id;
+  }
+  return found;
 }
 
 function goReceiverVar(d: RawDef): string | undefined {

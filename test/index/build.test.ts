@@ -326,6 +326,32 @@ describe("incremental builds", () => {
     for (const word of ["charge", "card", "gateway", "refund", "order", "tax", "entity", "payment"]) expect(w(word), word).toBe(fw(word));
   });
 
+  it("ranks exactly as a fresh index after a large file is deleted and others are added to a warm reader", async () => {
+    const files: Record<string, string> = { ...PY_PROJECT };
+    for (let i = 0; i < 12; i++) files[`shop/extra_${i}.py`] = `"""Extra module ${i}."""\n\n\ndef helper_${i}(order):\n    """Look up the order's customer ${i}."""\n    return order\n`;
+    files["shop/generated.py"] = Array.from({ length: 1100 }, (_, i) => `def card_rule_${i}(order):\n    """Card rule ${i} for the order total."""\n    return ${i}\n`).join("\n\n");
+    const p = await open(files);
+    await p.build();
+    const ranking = async (e: ProjectEngine) => (await e.search({ project_path: p.root, query: "charge the card for an order total", limit: 30 })).results.map((x) => `${x.id} ${x.score}`);
+    await ranking(p.engine); // warm: later builds patch this reader
+    const compare = async () => {
+      const fresh = await ProjectEngine.open(p.root, { sideEffects: false });
+      try {
+        expect(await ranking(p.engine)).toEqual(await ranking(fresh));
+      } finally {
+        await fresh.close();
+      }
+    };
+    p.remove("shop/generated.py");
+    await p.build();
+    await compare();
+    for (const [name, n] of [["shop/late_a.py", 40], ["shop/late_b.py", 3]] as const) {
+      p.write(name, Array.from({ length: n }, (_, i) => `def charge_rule_${name.slice(-4, -3)}_${i}(order):\n    """Charge the card, rule ${i}."""\n    return ${i}\n`).join("\n\n"));
+      await p.build();
+      await compare();
+    }
+  });
+
   it("an index of an older schema is refused for answers and rebuilt by a plain build", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

@@ -81,14 +81,15 @@ export function program(): Command {
     .option("--batch-size <n>", "nodes per embedding batch", int("--batch-size"))
     .option("--backend <value>", "storage backend: local (SQLite, default), postgres (PostgreSQL + pgvector) or lancedb (embedded files); later commands follow it")
     .option("--db-url <url>", "postgres URL without password (the password comes from CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE)")
-    .option("--exclude-secrets", "leave likely secrets out of the index")
+    .option("--exclude-secrets", "leave likely secrets out of the index (kept by later builds)")
+    .option("--no-exclude-secrets", "index secrets again (undoes an earlier --exclude-secrets)")
     .addOption(json)
     .action(async (dir, o) => {
       const root = rootOf(dir);
       // Validated here too, so a bad value fails before a daemon starts.
       if (o.backend !== undefined || o.dbUrl !== undefined) resolveConfig(root, { backend: o.backend, dbUrl: o.dbUrl });
       const stop = !o.json && process.stderr.isTTY ? showProgress(rootOf(dir)) : undefined;
-      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets ? { exclude_secrets: true } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
+      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
     });
 
   p.command("stats").description("Index statistics and the synapse store location").argument("<path>").addOption(json)

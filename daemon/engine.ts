@@ -319,7 +319,7 @@ export class ProjectEngine {
     const a = this.parse(ops.queryDocs, input);
     // Documents follow the code index's secret policy (recorded by its last build); a change of
     // policy rebuilds the documents index, which only holds derivable data.
-    const redact = (await this.retrieverOrUndefined())?.meta.exclude_secrets === "true" || this.cfg.build.excludeSecrets;
+    const redact = this.cfg.build.excludeSecrets ?? (await this.retrieverOrUndefined())?.meta.exclude_secrets === "true";
     const policyFile = DocsIndex.fileFor(this.root) + ".redact";
     const previous = fs.existsSync(policyFile) ? fs.readFileSync(policyFile, "utf8").trim() : undefined;
     if (previous !== undefined && previous !== String(redact)) {

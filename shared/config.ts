@@ -17,8 +17,12 @@ export interface ResolvedConfig {
     batchSize: number;
     /** "auto": the external generator when installed, else built-in. */
     graphSource: "auto" | "builtin" | "external";
-    /** Redact likely secrets from everything indexed (`build --exclude-secrets`). */
-    excludeSecrets: boolean;
+    /**
+     * Redact likely secrets from everything indexed (`build --exclude-secrets`, `exclude_secrets` in
+     * codemem.toml). Unset: the policy the index was last built with stands, so a later plain or
+     * watch-triggered build does not put the secrets back.
+     */
+    excludeSecrets: boolean | undefined;
     /** Absolute path of the external `codegraph` generator when it is on PATH. */
     generator?: string;
     workers: number;
@@ -142,7 +146,7 @@ export type ConfigFlags = {
 };
 
 export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backend: BackendName; poolSize: number } } = {
-  build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: false },
+  build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: undefined },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
   store: { backend: "local", poolSize: 4 },
@@ -291,7 +295,7 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       graphSource:
         oneOf(str(b, "graph_source", file, "build"), ["auto", "builtin", "external"] as const, `${file}: [build] graph_source`) ??
         DEFAULTS.build.graphSource,
-      excludeSecrets: flags.excludeSecrets ?? bool(b, "exclude_secrets", file, "build") ?? DEFAULTS.build.excludeSecrets,
+      excludeSecrets: flags.excludeSecrets ?? bool(b, "exclude_secrets", file, "build"),
       generator: findOnPath("codegraph", env.PATH),
       workers: int(b, "workers", file, "build", 1) ?? DEFAULTS.build.workers,
     },

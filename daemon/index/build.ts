@@ -95,8 +95,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const builtWith = stored.embedder;
     // A change of graph source (external ↔ built-in) replaces every node: ids are not comparable.
     const sourceChanged = !!stored.graph_source && stored.graph_source !== source;
+    // Redaction is sticky: stated by a flag or codemem.toml, else the index's own policy.
+    const redact = cfg.build.excludeSecrets ?? stored.exclude_secrets === "true";
     // Turning secret redaction on or off changes every file's indexed text.
-    const secretsChanged = (stored.exclude_secrets ?? "false") !== String(cfg.build.excludeSecrets);
+    const secretsChanged = (stored.exclude_secrets ?? "false") !== String(redact);
     // An index made by an earlier version of the built-in embedder is re-embedded, not refused:
     // the user chose nothing different, the software changed.
     const builtinUpgrade = !!builtWith && isBuiltinUpgrade(builtWith, embedder.id);
@@ -149,7 +151,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       }
       const text = buf.toString("utf8");
       // Redaction keeps line numbers: citations stay right, the secret values never enter the index.
-      changed.push({ row, source: cfg.build.excludeSecrets ? redactSecrets(text, c.path).text : text });
+      changed.push({ row, source: redact ? redactSecrets(text, c.path).text : text });
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
     lap("scan");
@@ -272,7 +274,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     for (const [n, { text, lexical, hash: h }] of texts) {
       const prev = prevHashes.get(n.id);
       const reused = prev && prev.textHash === h ? reusable.get(prev.rowid) : undefined;
-      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf, cfg.build.excludeSecrets) : undefined });
+      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf, redact) : undefined });
       if (!reused) toEmbed.push({ i: delta.length - 1, text });
     }
     const batch = cfg.build.batchSize;
@@ -314,7 +316,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         edge_count: String(edges.length),
         file_count: String(extracts.size),
         project_name: cfg.root.split("/").pop() ?? "",
-        exclude_secrets: String(cfg.build.excludeSecrets),
+        exclude_secrets: String(redact),
         content_skipped: JSON.stringify(contentSkipped),
       },
     });

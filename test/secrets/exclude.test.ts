@@ -1,7 +1,9 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { makeProject } from "../helpers.js";
+import { makeProject, touchLater } from "../helpers.js";
 
 const awsKey = "AKIA" + randomBytes(10).toString("hex").toUpperCase().slice(0, 16);
 const pem = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
@@ -18,7 +20,7 @@ const p = makeProject({
 afterAll(() => p.cleanup());
 
 describe("build --exclude-secrets", () => {
-  it("keeps planted secrets out of search, query, skeleton, docs and export output", async () => {
+  it("keeps planted secrets out of search, query, skeleton, docs and export output, also after later builds that do not repeat the flag", async () => {
     const engine = await ProjectEngine.open(p.root);
     const built = await engine.build({ project_path: p.root, exclude_secrets: true });
     expect(built.files_indexed).toBe(2);
@@ -38,6 +40,27 @@ describe("build --exclude-secrets", () => {
     const s = (await engine.dispatch("search", { project_path: p.root, query: "upload release bundle" })) as { results: { id: string; line_start: number }[] };
     expect(s.results[0]).toMatchObject({ id: "deploy/aws.py::upload_bundle", line_start: 4 });
     expect(all).toContain("«redacted»");
+
+    // The policy stays with the index: a plain build, an edit, a forced build and a restarted daemon keep it.
+    const secretFree = async (e: ProjectEngine) => {
+      const out = JSON.stringify([
+        await e.dispatch("query", { project_path: p.root, question: "AWS access key upload bundle" }),
+        await e.dispatch("query_docs", { project_path: p.root, question: "deploy bot token release tags" }),
+      ]);
+      for (const secret of [awsKey, docToken]) expect(out).not.toContain(secret);
+    };
+    expect((await engine.build({ project_path: p.root })).files_changed).toBe(0);
+    await secretFree(engine);
+    p.write("deploy/aws.py", fs.readFileSync(path.join(p.root, "deploy/aws.py"), "utf8") + "\n\ndef rotate_key():\n    return None\n");
+    touchLater(path.join(p.root, "deploy/aws.py"));
+    expect((await engine.build({ project_path: p.root })).files_changed).toBe(1);
+    await secretFree(engine);
+    await engine.build({ project_path: p.root, force: true });
+    await secretFree(engine);
+    const restarted = await ProjectEngine.open(p.root);
+    await restarted.build({ project_path: p.root });
+    await secretFree(restarted);
+    await restarted.close();
 
     // Control: without redaction the same questions do surface the secrets (so the check above can fail).
     const open = await engine.build({ project_path: p.root, exclude_secrets: false });

@@ -10,7 +10,7 @@ import { asCodememError, CodememError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, type AuditOutcome } from "./audit.js";
-import { createServer as createMcpServer } from "./mcp.js";
+import { createServer as createMcpServer, type Served } from "./mcp.js";
 import { DirectorySource, identify, limitFor, RateLimiter, roleAllows, TrustedProxies, type Identity } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
 
@@ -28,6 +28,8 @@ export interface HttpServerOptions {
   trustedProxies: string[];
   /** JSON file mapping users and groups to roles (required with rbac). */
   directoryFile?: string;
+  /** The backend the server was started for: builds naming none go there. */
+  served?: Served;
   /** Audit rotation size, for tests (default 10 MB). */
   auditMaxBytes?: number;
 }
@@ -235,7 +237,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
     // Stateless: a fresh transport per request, on a pooled MCP server (building one costs ~9 ms).
     // Each request carries its own identity from the proxy, so no session can leak between users.
-    const server = idle.pop() ?? createMcpServer();
+    const server = idle.pop() ?? createMcpServer(opts.served);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const pending = new Map<string | number, ToolCall & { t0: number }>();
     const t0 = performance.now();

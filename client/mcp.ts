@@ -24,7 +24,7 @@ export interface ShimOptions {
   backend?: string;
   dbUrl?: string;
   /** HTTP server mode (section 4.3): set only with --port. */
-  http?: Omit<HttpServerOptions, "project" | "auditMaxBytes">;
+  http?: Omit<HttpServerOptions, "project" | "auditMaxBytes" | "served">;
 }
 
 const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "directory-file"] as const;
@@ -94,7 +94,14 @@ export function parseShimArgs(argv: string[]): ShimOptions {
   return { project: root, ...(store ? { backend: store.backend, dbUrl: store.dbUrl } : {}), ...(httpOpts ? { http: httpOpts } : {}) };
 }
 
-export function createServer(): McpServer {
+/** The project and backend a server was started for (`--backend`, `--db-url`). */
+export interface Served {
+  project: string;
+  backend?: string;
+  dbUrl?: string;
+}
+
+export function createServer(served?: Served): McpServer {
   const server = new McpServer({ name: "codemem", version: "0.1.0" }, { capabilities: { tools: {} } });
   for (const op of TOOLS as readonly Operation[]) {
     server.registerTool(
@@ -108,7 +115,14 @@ export function createServer(): McpServer {
       async (args: Record<string, unknown>) => {
         try {
           const root = resolveProjectRoot(args.project_path as string);
-          const result = (await callTool(root, op.name, { ...args, project_path: root }, "mcp")) as Record<string, unknown>;
+          const input: Record<string, unknown> = { ...args, project_path: root };
+          // A build naming no backend goes to the one this server was started for: the first build
+          // of a project served with --backend postgres must not land on the local default.
+          if (op.name === "build" && served?.backend && root === served.project && args.backend === undefined && args.db_url === undefined) {
+            input.backend = served.backend;
+            if (served.dbUrl) input.db_url = served.dbUrl;
+          }
+          const result = (await callTool(root, op.name, input, "mcp")) as Record<string, unknown>;
           const text = CONTEXT_TOOLS.has(op.name) ? String(result.context) : JSON.stringify(result);
           return { content: [{ type: "text" as const, text }], structuredContent: result };
         } catch (err) {
@@ -138,7 +152,7 @@ async function main(): Promise<void> {
   if (opts.http) {
     // Loaded only in server mode: the stdio shim stays as light as before.
     const { startHttpServer } = await import("./http.js");
-    const srv = await startHttpServer({ project: opts.project!, ...opts.http });
+    const srv = await startHttpServer({ project: opts.project!, ...opts.http, served: servedBy(opts) });
     // One line on stdout with the address, for supervisors and tests that bind port 0.
     process.stdout.write(JSON.stringify({ url: srv.url }) + "\n");
     const stop = () => void srv.close().then(() => process.exit(0));
@@ -147,11 +161,15 @@ async function main(): Promise<void> {
     callDaemon(opts.project!, "ping", {}, { source: "http" }).catch((err) => log.warn("daemon warm-up failed", { error: (err as Error).message }));
     return;
   }
-  const server = createServer();
+  const server = createServer(servedBy(opts));
   await server.connect(new StdioServerTransport());
   log.info("codemem-mcp ready", { project: opts.project });
   // Warm the project's daemon in the background so the first tool call is fast.
   if (opts.project) callDaemon(opts.project, "ping", {}, { source: "mcp" }).catch((err) => log.warn("daemon warm-up failed", { error: (err as Error).message }));
+}
+
+function servedBy(opts: ShimOptions): Served | undefined {
+  return opts.project ? { project: opts.project, backend: opts.backend, dbUrl: opts.dbUrl } : undefined;
 }
 
 /**
@@ -163,7 +181,7 @@ async function checkServedBackend(project: string, backend: string, dbUrl: strin
   try {
     served = (await callDaemon(project, "stats", { project_path: project }, { source: "mcp" })) as typeof served;
   } catch (err) {
-    log.warn("no index to serve yet", { error: asCodememError(err).message, fix: `codemem build ${project} --backend ${backend}${dbUrl ? ` --db-url ${dbUrl}` : ""}` });
+    log.info("no index to serve yet; a codemem_build naming no backend builds on the one this server was started for", { error: asCodememError(err).message, backend });
     return;
   }
   const wantUrl = dbUrl ? redactDbUrl(dbUrl) : undefined;

@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
 import { countTokens } from "../../dist/shared/tokens.js";
+import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 
 const SHIM = path.resolve("dist/client/mcp.js");
@@ -111,5 +112,31 @@ describe("codemem-mcp launch", () => {
     const code = await new Promise((r) => child.on("exit", r));
     expect(code).toBe(2);
     expect(err).toMatch(/PATH_RELATIVE/);
+  });
+});
+
+describe("codemem-mcp --backend", () => {
+  it("builds a project it was started for on that backend when codemem_build names none", async () => {
+    const { dbUrl, password } = await pgTestSettings();
+    const schemaKey = `mcp_served_${process.pid}`;
+    const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[store]\nproject = "${schemaKey}"\n` });
+    const admin = await pgTestClient();
+    const served = new Client({ name: "codemem-test", version: "1.0.0" });
+    try {
+      const env = { ...(process.env as Record<string, string>), CODEMEM_DB_PASSWORD: password };
+      await served.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, q.root, "--backend", "postgres", "--db-url", dbUrl], env, stderr: "pipe" }));
+      const built = await served.callTool({ name: "codemem_build", arguments: { project_path: q.root } });
+      expect(built.isError).toBeFalsy();
+      const stats = (await served.callTool({ name: "codemem_stats", arguments: { project_path: q.root } })).structuredContent as { backend: string; node_count: number };
+      expect(stats).toMatchObject({ backend: "postgres" });
+      expect(stats.node_count).toBeGreaterThan(5);
+      expect(fs.existsSync(path.join(q.root, "codegraph-out/codemem_db/index.db"))).toBe(false);
+    } finally {
+      await served.close();
+      await stopDaemon(q.root);
+      await admin.query(`DROP SCHEMA IF EXISTS "codemem_${schemaKey}" CASCADE`);
+      await admin.end();
+      q.cleanup();
+    }
   });
 });

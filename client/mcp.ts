@@ -84,11 +84,13 @@ export function parseShimArgs(argv: string[]): ShimOptions {
     }
   }
   const root = project ? resolveProjectRoot(project) : undefined;
-  const backend = values.backend as string | undefined;
-  const dbUrl = values["db-url"] as string | undefined;
-  if ((backend !== undefined || dbUrl !== undefined) && !root) {
+  if ((values.backend !== undefined || values["db-url"] !== undefined) && !root) {
     throw new CodememError("INVALID_ARGUMENT", "--backend and --db-url apply to one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");
   }
+  // For a server of one project, CODEMEM_BACKEND / CODEMEM_DB_URL (a host configuration's `env`) stand for the flags.
+  const proc = resolveProcessSettings();
+  const backend = (values.backend as string | undefined) ?? (root ? proc.backend : undefined);
+  const dbUrl = (values["db-url"] as string | undefined) ?? (root ? proc.dbUrl : undefined);
   // Validated now (names, URL without password); the daemon serves the backend the project was built on.
   const store = root && (backend !== undefined || dbUrl !== undefined) ? resolveConfig(root, { backend, dbUrl }).store : undefined;
   return { project: root, ...(store ? { backend: store.backend, dbUrl: store.dbUrl } : {}), ...(httpOpts ? { http: httpOpts } : {}) };

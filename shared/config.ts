@@ -242,6 +242,9 @@ export function resolveProcessSettings(env: Env = process.env): {
   eventLog: boolean;
   project?: string;
   runtimeDir?: string;
+  /** CODEMEM_BACKEND / CODEMEM_DB_URL as given (checked by resolveConfig): the server's --backend / --db-url equivalents. */
+  backend?: string;
+  dbUrl?: string;
   server: ServerEnvSettings;
 } {
   return {
@@ -257,6 +260,8 @@ export function resolveProcessSettings(env: Env = process.env): {
     debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
     project: env.CODEMEM_PROJECT || undefined,
+    backend: env.CODEMEM_BACKEND || undefined,
+    dbUrl: env.CODEMEM_DB_URL || undefined,
     /** Per-user runtime directory for daemon sockets whose in-project path is too long. */
     runtimeDir: env.XDG_RUNTIME_DIR || undefined,
   };

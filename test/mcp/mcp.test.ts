@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { countTokens } from "../../dist/shared/tokens.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
@@ -116,15 +117,22 @@ describe("codemem-mcp launch", () => {
 });
 
 describe("codemem-mcp --backend", () => {
-  it("builds a project it was started for on that backend when codemem_build names none", async () => {
+  it.each([["flags"], ["environment"]])("builds a project it was started for on that backend when codemem_build names none (%s)", async (how) => {
     const { dbUrl, password } = await pgTestSettings();
-    const schemaKey = `mcp_served_${process.pid}`;
-    const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[store]\nproject = "${schemaKey}"\n` });
+    const schemaKey = `mcp_served_${how}_${process.pid}`;
+    const passwordFile = path.join(os.tmpdir(), `codemem-mcp-test-pw-${process.pid}`);
+    fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
+    const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` });
     const admin = await pgTestClient();
     const served = new Client({ name: "codemem-test", version: "1.0.0" });
     try {
-      const env = { ...(process.env as Record<string, string>), CODEMEM_DB_PASSWORD: password };
-      await served.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, q.root, "--backend", "postgres", "--db-url", dbUrl], env, stderr: "pipe" }));
+      // The daemon already runs, started by a client without these settings (as another assistant's would be).
+      await callDaemon(q.root, "ping", {}, { source: "cli" });
+      const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+      const args = [SHIM, q.root];
+      if (how === "flags") args.push("--backend", "postgres", "--db-url", dbUrl);
+      else Object.assign(env, { CODEMEM_BACKEND: "postgres", CODEMEM_DB_URL: dbUrl });
+      await served.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: "pipe" }));
       const built = await served.callTool({ name: "codemem_build", arguments: { project_path: q.root } });
       expect(built.isError).toBeFalsy();
       const stats = (await served.callTool({ name: "codemem_stats", arguments: { project_path: q.root } })).structuredContent as { backend: string; node_count: number };
@@ -135,6 +143,7 @@ describe("codemem-mcp --backend", () => {
       await served.close();
       await stopDaemon(q.root);
       await admin.query(`DROP SCHEMA IF EXISTS "codemem_${schemaKey}" CASCADE`);
+      fs.rmSync(passwordFile, { force: true });
       await admin.end();
       q.cleanup();
     }

@@ -11,7 +11,7 @@ import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./do
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
-import { readGraphFile, writeGraphFile } from "./graph-file.js";
+import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
 import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
@@ -156,7 +156,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const removed = [...previous.keys()].filter((p) => !current.has(p));
     lap("scan");
     // Nothing changed on disk since the last build (a daemon's catch-up build, a repeated `codemem
-    // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten.
+    // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten. A
+    // graph.json missing or older than the index (a daemon stopped before its deferred write) is not.
     const unchanged =
       !force &&
       !opts.optimize &&
@@ -165,7 +166,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       removed.length === 0 &&
       stored.index_version === INDEX_VERSION &&
       stored.content_skipped === JSON.stringify(contentSkipped) &&
-      fs.existsSync(dirs.graphFile);
+      graphFileBuiltAt(dirs.graphFile) === stored.built_at;
     if (unchanged) {
       const result: BuildResult = {
         changed_paths: [],

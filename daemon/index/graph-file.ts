@@ -17,6 +17,24 @@ export function writeGraphFile(file: string, graph: CodeGraph, meta: Record<stri
   writeFileAtomic(file, JSON.stringify(body));
 }
 
+/**
+ * The `built_at` a graph.json of ours records (in its first bytes, before the nodes), or undefined
+ * when the file is missing or not ours: a build that changed nothing compares it with the index's.
+ */
+export function graphFileBuiltAt(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, "r");
+    const head = Buffer.alloc(1024);
+    const n = fs.readSync(fd, head, 0, head.length, 0);
+    return head.subarray(0, n).toString("utf8").match(/^\{"generator":"codemem-builtin","built_at":"([^"]+)"/)?.[1];
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
 /** Reads and validates a graph.json (ours or the external generator's); errors name the file and the fault. */
 export function readGraphFile(file: string): CodeGraph & { generator?: string } {
   let text: string;

@@ -270,6 +270,16 @@ describe("incremental builds", () => {
     await p.build();
     expect(graph(p.root).nodes.length).toBe(first.node_count);
 
+    // graph.json older than the index (a daemon stopped before its deferred write): rewritten too.
+    const older = fs.readFileSync(graphFile, "utf8");
+    p.write("shop/models.py", PY_PROJECT["shop/models.py"] + "\n\ndef audit_order(order):\n    return order\n");
+    touchLater(path.join(p.root, "shop/models.py"));
+    await p.build();
+    fs.writeFileSync(graphFile, older);
+    await p.build();
+    expect(graph(p.root).nodes.some((n: any) => n.id === "shop/models.py::audit_order")).toBe(true);
+    expect(graph(p.root).built_at).toBe(await builtAt());
+
     // Touched but identical: not re-parsed, and answers stop calling it pending.
     touchLater(path.join(p.root, "shop/models.py"));
     p.engine.markChanged();

@@ -85,8 +85,22 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   };
   const dirs = stateDirs(cfg.root);
   const embedder = opts.embedder;
-  const progress = opts.onProgress ?? (() => {});
   const source = graphSourceOf(cfg);
+  /** The result with the fields every build reports, logged with the phase timings. */
+  const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "graph_source" | "embedder" | "index_version">, skipped: Skipped[]): BuildResult => {
+    const result: BuildResult = {
+      ...r,
+      time_elapsed: Math.round(performance.now() - t0) / 1000,
+      files_skipped: skipped.length,
+      skipped,
+      graph_source: source,
+      embedder: embedder.id,
+      index_version: INDEX_VERSION,
+    };
+    log.debug("build finished", { ...result, skipped: skipped.length, phases_ms: phases });
+    return result;
+  };
+  const progress = opts.onProgress ?? (() => {});
 
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
   const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize });
@@ -168,26 +182,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       stored.content_skipped === JSON.stringify(contentSkipped) &&
       graphFileBuiltAt(dirs.graphFile) === stored.built_at;
     if (unchanged) {
-      const result: BuildResult = {
-        changed_paths: [],
-        reclustered: false,
-        nodes_processed: 0,
-        nodes_embedded: 0,
-        communities: (await store.communities()).length,
-        time_elapsed: Math.round(performance.now() - t0) / 1000,
-        node_count: Number(stored.node_count ?? 0),
-        edge_count: Number(stored.edge_count ?? 0),
-        files_indexed: previous.size,
-        files_changed: 0,
-        files_removed: 0,
-        files_skipped: skipped.length,
-        skipped,
-        graph_source: source,
-        embedder: embedder.id,
-        index_version: INDEX_VERSION,
-      };
-      log.debug("build finished: nothing changed", { ...result, skipped: skipped.length, phases_ms: phases });
-      return result;
+      return finish({ changed_paths: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, skipped);
     }
     const toParse = changed.filter((c): c is { row: FileRow; source: string } => c.source !== undefined);
     const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
@@ -333,26 +328,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       else write();
     }
     lap("graph_file");
-    const result: BuildResult = {
-      changed_paths: [...touched],
-      reclustered,
-      nodes_processed: delta.length,
-      nodes_embedded: toEmbed.length,
-      communities: communities.length,
-      time_elapsed: Math.round(performance.now() - t0) / 1000,
-      node_count: nodes.length,
-      edge_count: edges.length,
-      files_indexed: extracts.size,
-      files_changed: toParse.length,
-      files_removed: removed.length,
-      files_skipped: skipped.length,
-      skipped,
-      graph_source: source,
-      embedder: embedder.id,
-      index_version: INDEX_VERSION,
-    };
-    log.debug("build finished", { ...result, skipped: skipped.length, phases_ms: phases });
-    return result;
+    return finish({ changed_paths: [...touched], reclustered, nodes_processed: delta.length, nodes_embedded: toEmbed.length, communities: communities.length, node_count: nodes.length, edge_count: edges.length, files_indexed: extracts.size, files_changed: toParse.length, files_removed: removed.length }, skipped);
   } finally {
     await store.close();
   }

@@ -7,7 +7,7 @@ import * as ops from "../shared/operations.js";
 import { resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
-import { buildIndex, type BuildCache, type BuildProgress } from "./index/build.js";
+import { buildIndex, fileStamps, type BuildCache, type BuildProgress } from "./index/build.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { ParsePool } from "./index/parse-pool.js";
@@ -199,7 +199,7 @@ export class ProjectEngine {
     const pending: string[] = [];
     const seen = new Set<string>();
     // Files the last build read and left out for their content are current while they stay unchanged.
-    const leftOut = parseJsonObject(r.meta.content_skipped);
+    const leftOut = fileStamps(r.meta.content_skipped);
     for (const f of discover(this.cfg).files) {
       seen.add(f.path);
       const prev = indexed.get(f.path);
@@ -476,15 +476,6 @@ function writeStoreChoice(root: string, s: StoreSettings): void {
   const file = stateDirs(root).storeChoice;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
-}
-
-function parseJsonObject(text: string | undefined): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text ?? "{}");
-    return v && typeof v === "object" ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 function ratio(source: number, used: number): number {

@@ -133,13 +133,22 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const previous = new Map((await store.files()).map((f) => [f.path, f]));
     /** Files to write: with their text when it must be parsed, without when only the mtime moved (same content). */
     const changed: { row: FileRow; source?: string }[] = [];
-    /** Files left out for their content (generated, minified, binary): freshness must not call them pending. */
+    /** Files left out for their content (generated, minified, binary, unparsable), by size and mtime: freshness must not call them pending. */
     const contentSkipped: Record<string, string> = {};
+    /** Files the parser failed on, by size and mtime: not parsed again until they change. */
+    const parseFailed: Record<string, string> = {};
+    const failedBefore = fileStamps(stored.parse_failed);
     const current = new Set<string>();
     for (const c of found.files) {
       const prev = previous.get(c.path);
       if (!force && prev && prev.size === c.size && prev.mtime_ms === c.mtimeMs) {
         current.add(c.path);
+        continue;
+      }
+      const stamp = `${c.size}:${c.mtimeMs}`;
+      if (!force && !prev && failedBefore[c.path] === stamp) {
+        skipped.push({ path: c.path, reason: "unreadable", detail: "parse failed in an earlier build; unchanged since" });
+        contentSkipped[c.path] = parseFailed[c.path] = stamp;
         continue;
       }
       let buf: Buffer;
@@ -152,7 +161,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const bad = inspectContent(c.path, buf);
       if (bad) {
         skipped.push({ path: c.path, ...bad });
-        contentSkipped[c.path] = `${c.size}:${c.mtimeMs}`;
+        contentSkipped[c.path] = stamp;
         continue;
       }
       current.add(c.path);
@@ -179,7 +188,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       changed.length === 0 &&
       removed.length === 0 &&
       stored.index_version === INDEX_VERSION &&
-      stored.content_skipped === JSON.stringify(contentSkipped) &&
+      stored.content_skipped === sortedJson(contentSkipped) &&
       graphFileBuiltAt(dirs.graphFile) === stored.built_at;
     if (unchanged) {
       return finish({ changed_paths: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, skipped);
@@ -197,7 +206,11 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         (n) => progress({ phase: "parse", done: n, total: toParse.length }),
       );
       fresh = r.extracts;
-      for (const f of r.failed) skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
+      for (const f of r.failed) {
+        skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
+        const row = toParse.find((c) => c.row.path === f.path)!.row;
+        contentSkipped[f.path] = parseFailed[f.path] = `${row.size}:${row.mtime_ms}`;
+      }
     } finally {
       if (!opts.pool) await pool.close();
     }
@@ -211,7 +224,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     for (const c of changed) {
       const e = freshByPath.get(c.row.path) ?? (c.source === undefined ? extracts.get(c.row.path) : undefined);
       if (!e) {
-        if (c.source !== undefined) removed.push(c.row.path); // failed to parse: treat as gone
+        if (c.source !== undefined && previous.has(c.row.path)) removed.push(c.row.path); // failed to parse: treat as gone
         continue;
       }
       extracts.set(e.path, e);
@@ -313,7 +326,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         file_count: String(extracts.size),
         project_name: cfg.root.split("/").pop() ?? "",
         exclude_secrets: String(redact),
-        content_skipped: JSON.stringify(contentSkipped),
+        content_skipped: sortedJson(contentSkipped),
+        parse_failed: sortedJson(parseFailed),
       },
     });
     lap("write");
@@ -332,6 +346,21 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   } finally {
     await store.close();
   }
+}
+
+/** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */
+export function fileStamps(text: string | undefined): Record<string, string> {
+  try {
+    const v = JSON.parse(text ?? "{}");
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** JSON with keys in order: the same set of files always gives the same text. */
+function sortedJson(o: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
 /** Words of a whole file (identifiers split, comments included) for the file-level lexical index. */

@@ -13,6 +13,9 @@ interface Job {
   source: string;
 }
 
+/** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
+class WorkerLost extends Error {}
+
 /** Parses on worker threads when there is enough work to pay for them; small batches stay in-process. */
 export class ParsePool {
   private workers: Worker[] = [];
@@ -27,14 +30,24 @@ export class ParsePool {
   async extractAll(jobs: Job[], onDone?: (n: number) => void): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[] }> {
     const extracts: FileExtract[] = [];
     const failed: { path: string; error: string }[] = [];
+    /** Jobs whose worker died under them: any of its in-flight files may have caused it. */
+    const lost: Job[] = [];
     let done = 0;
-    const record = (p: Promise<FileExtract>, job: Job) =>
+    const record = (p: Promise<FileExtract>, job: Job, alone = false) =>
       p.then(
-        (e) => extracts.push(e),
-        (err: Error) => failed.push({ path: job.path, error: err.message }),
-      ).finally(() => onDone?.(++done));
+        (e) => {
+          extracts.push(e);
+          onDone?.(++done);
+        },
+        (err: Error) => {
+          if (err instanceof WorkerLost && !alone) return void lost.push(job);
+          const why = err instanceof WorkerLost ? `needs more memory than a parser worker has (${WORKER_HEAP_MB} MB): ${err.message}` : err.message;
+          failed.push({ path: job.path, error: why });
+          onDone?.(++done);
+        },
+      );
     if (jobs.length < 24 || this.size <= 1) {
-      for (const job of jobs) await record(this.local.extract(job.path, job.source, languageById(job.language)), job);
+      for (const job of jobs) await record(this.local.extract(job.path, job.source, languageById(job.language)), job, true);
     } else {
       this.start();
       // Largest first spreads the tail across workers.
@@ -43,8 +56,9 @@ export class ParsePool {
       // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
       const lane = async (w: Worker) => {
         const inFlight = new Set<Promise<unknown>>();
-        while (cursor < order.length || inFlight.size > 0) {
-          while (cursor < order.length && inFlight.size < WORKER_QUEUE) {
+        const alive = () => this.workers.includes(w);
+        while ((cursor < order.length && alive()) || inFlight.size > 0) {
+          while (cursor < order.length && inFlight.size < WORKER_QUEUE && alive()) {
             const job = order[cursor++];
             const p: Promise<unknown> = record(this.run(w, job), job).finally(() => inFlight.delete(p));
             inFlight.add(p);
@@ -53,6 +67,12 @@ export class ParsePool {
         }
       };
       await Promise.all(this.workers.map(lane));
+      // What a dead worker took down with it (and what no live worker was left to take): one file
+      // at a time, so only the file that kills a worker fails.
+      for (const job of [...lost, ...order.slice(cursor)]) {
+        this.start();
+        await record(this.run(this.workers[0], job), job, true);
+      }
     }
     extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
     return { extracts, failed };
@@ -76,11 +96,11 @@ export class ParsePool {
         for (const [id, p] of this.pending) {
           if (this.owner.get(id) !== w) continue;
           this.pending.delete(id);
-          p.reject(new Error(why));
+          p.reject(new WorkerLost(why));
         }
         this.workers = this.workers.filter((x) => x !== w);
       };
-      w.on("error", (err) => fail(`parser worker failed: ${err.message}`));
+      w.on("error", (err) => fail(err.message));
       w.on("exit", (code) => fail(`parser worker exited (${code})`));
       w.on("message", (m: { id: number; extract?: FileExtract; error?: string }) => {
         const p = this.pending.get(m.id);
@@ -95,7 +115,7 @@ export class ParsePool {
   }
 
   private run(w: Worker, job: Job): Promise<FileExtract> {
-    if (!this.workers.includes(w)) return Promise.reject(new Error("parser worker is gone"));
+    if (!this.workers.includes(w)) return Promise.reject(new WorkerLost("parser worker is gone"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });

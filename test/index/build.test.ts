@@ -298,6 +298,27 @@ describe("incremental builds", () => {
     expect(await p.build()).toMatchObject({ files_changed: 0, changed_paths: [] });
   });
 
+  it("a file that kills a parser worker fails alone, is not parsed again until it changes, and leaves answers up to date", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) files[`pkg/ok_${i}.py`] = `def helper_${i}(order):\n    """Look up customer ${i}."""\n    return order\n`;
+    // 45,000 one-line functions (840 KB): more extract than a parser worker's heap holds.
+    files["pkg/generated.py"] = Array.from({ length: 45_000 }, (_, i) => `def f${i}(): g(a)`).join("\n") + "\n";
+    const p = await open(files);
+    const first = await p.build();
+    expect(first.files_indexed).toBe(30);
+    expect(first.files_removed).toBe(0);
+    expect(first.skipped).toEqual([{ path: "pkg/generated.py", reason: "unreadable", detail: expect.stringMatching(/^parse failed: needs more memory than a parser worker has/) }]);
+    expect((await p.engine.query({ project_path: p.root, question: "look up customer" })).freshness).toMatchObject({ stale: false, pending_count: 0 });
+
+    const again = await p.build();
+    expect(again).toMatchObject({ files_changed: 0, changed_paths: [], skipped: [{ path: "pkg/generated.py", reason: "unreadable", detail: expect.stringContaining("unchanged since") }] });
+
+    p.write("pkg/generated.py", "def regenerated():\n    return 1\n");
+    touchLater(path.join(p.root, "pkg/generated.py"));
+    const fixed = await p.build();
+    expect(fixed).toMatchObject({ files_indexed: 31, files_skipped: 0 });
+  });
+
   it("force rebuilds everything", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

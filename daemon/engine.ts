@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
+import { log } from "../shared/log.js";
 import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
@@ -32,6 +33,8 @@ export interface EngineOptions {
   /** False for benchmark and evaluation runs: no synapse reinforcement, no events. */
   sideEffects?: boolean;
   onProgress?: (p: BuildProgress) => void;
+  /** codemem.toml changed and was read again (the daemon re-applies its watch rules). */
+  onConfigChange?: () => void;
 }
 
 const FRESHNESS_TTL_MS = 1500;
@@ -52,12 +55,41 @@ export class ProjectEngine {
   private buildCache: { value?: BuildCache } = {};
   private synapsesStore?: SynapseStore;
 
+  /** codemem.toml's size and mtime when `cfg` was resolved. */
+  private configStamp: string;
+
   private constructor(
     readonly root: string,
     public cfg: ResolvedConfig,
     private readonly opts: EngineOptions,
   ) {
     this.pool = new ParsePool(cfg.build.workers);
+    this.configStamp = configStampOf(root);
+  }
+
+  /**
+   * Reads codemem.toml again when it changed since the settings in use were resolved, so an edit
+   * (exclude_patterns, budgets, the embedder) applies to the next request without a restart. A
+   * broken file fails builds with CONFIG_INVALID and leaves the index as it is; answers go on with
+   * the last good settings.
+   */
+  private refreshConfig(forBuild: boolean): void {
+    const stamp = configStampOf(this.root);
+    if (stamp === this.configStamp) return;
+    let cfg: ResolvedConfig;
+    try {
+      cfg = resolveConfig(this.root, this.opts.flags ?? {});
+    } catch (err) {
+      if (forBuild) throw err;
+      log.warn("codemem.toml is invalid; answering with the last good settings", { error: (err as Error).message });
+      return;
+    }
+    this.configStamp = stamp;
+    if (JSON.stringify(cfg.embedder) !== JSON.stringify(this.cfg.embedder)) this.embedderP = undefined;
+    this.cfg = cfg;
+    this.freshCache = undefined;
+    log.info("codemem.toml changed; settings read again", { file: stateDirs(this.root).configFile });
+    this.opts.onConfigChange?.();
   }
 
   static async open(projectPath: string, opts: EngineOptions = {}): Promise<ProjectEngine> {
@@ -112,6 +144,7 @@ export class ProjectEngine {
 
   async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
+    this.refreshConfig(true);
     // A build naming a backend moves the project to it; later commands follow (`.codemem/store.json`).
     const base = a.backend !== undefined || a.db_url !== undefined ? resolveConfig(this.root, { ...this.opts.flags, backend: a.backend ?? this.cfg.store.backend, dbUrl: a.db_url }) : this.cfg;
     const cfg = { ...base, build: { ...base.build, batchSize: a.batch_size ?? base.build.batchSize, excludeSecrets: a.exclude_secrets ?? base.build.excludeSecrets } };
@@ -436,6 +469,7 @@ export class ProjectEngine {
   async dispatch(name: string, input: unknown): Promise<unknown> {
     const op = ops.operationByName(name);
     if (!op) throw new CodememError("UNKNOWN_OPERATION", `Unknown operation "${name}"; known: ${ops.OPERATIONS.map((o) => o.name).join(", ")}.`);
+    if (op.name !== "build") this.refreshConfig(false);
     const fn = (this as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name];
     // What crosses the boundary is exactly the declared output: undeclared fields are dropped.
     const result = op.output.parse(await fn.call(this, input));
@@ -476,6 +510,16 @@ function writeStoreChoice(root: string, s: StoreSettings): void {
   const file = stateDirs(root).storeChoice;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
+}
+
+/** codemem.toml's size and mtime, or "none". */
+function configStampOf(root: string): string {
+  try {
+    const st = fs.statSync(stateDirs(root).configFile);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return "none";
+  }
 }
 
 function ratio(source: number, used: number): number {

@@ -133,7 +133,19 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   let engine: ProjectEngine;
   try {
-    engine = await ProjectEngine.open(root);
+    engine = await ProjectEngine.open(root, {
+      // New rules (exclude_patterns, limits): watch with them from now on, and re-index by them
+      // (a no-op when the change came with a build).
+      onConfigChange: () => {
+        const old = watcher;
+        watcher = undefined;
+        void (old?.close() ?? Promise.resolve()).then(() => {
+          if (stopping || !indexed()) return;
+          ensureWatcher();
+          engine.build({ project_path: root }, { deferGraphFile: true }).catch((err) => log.warn("re-index after a codemem.toml edit failed", { error: (err as Error).message }));
+        });
+      },
+    });
   } catch (err) {
     const e = asCodememError(err);
     log.error("cannot open project", { root, code: e.code, error: e.message });
@@ -141,10 +153,12 @@ async function main(): Promise<void> {
     process.exit(3);
   }
 
+  /** Every successful build records its backend (`.codemem/store.json`); older local indexes have only their file. */
+  const indexed = () => fs.existsSync(stateDirs(root).storeChoice) || fs.existsSync(stateDirs(root).dbFile);
   let watcher: ProjectWatcher | undefined;
   const ensureWatcher = () => {
     if (!args.watch || watcher || stopping) return;
-    if (!fs.existsSync(stateDirs(root).dbFile)) return; // nothing to keep fresh before the first build
+    if (!indexed()) return; // nothing to keep fresh before the first build
     watcher = startWatcher(engine);
   };
 
@@ -165,7 +179,7 @@ async function main(): Promise<void> {
         socket: files.socket,
         lock: files.lock,
         log_file: files.log,
-        index_exists: fs.existsSync(stateDirs(root).dbFile),
+        index_exists: indexed(),
         rss_bytes: process.memoryUsage.rss(),
         memory_mb: Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1e5) / 10])),
         watcher: watcher ? watcher.status() : null,
@@ -226,7 +240,7 @@ async function main(): Promise<void> {
 
   ensureWatcher();
   // Warm the read path so the first query does not pay for opening the index.
-  if (fs.existsSync(stateDirs(root).dbFile) || fs.existsSync(stateDirs(root).storeChoice)) {
+  if (indexed()) {
     try {
       await engine.retriever();
       await engine.embedder();

@@ -53,6 +53,9 @@ export interface ProjectWatcher {
 const DEFAULT_QUIET_MS = 300;
 const DEFAULT_MAX_DELAY_MS = 2000;
 
+/** The project's settings file (at the root): its edits change what is indexed. */
+const CONFIG_FILE = "codemem.toml";
+
 /** Decides, for paths chokidar reports, whether they can matter to the index. */
 export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, stats?: fs.Stats) => boolean; gitignoreChanged: (rel: string) => void } {
   const root = cfg.root;
@@ -94,7 +97,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
     if (segments.some((s) => ALWAYS_EXCLUDED_DIRS.has(s))) return true;
     let isDir: boolean;
     if (stats) isDir = stats.isDirectory();
-    else if (languageForPath(base) || base === ".gitignore") isDir = false;
+    else if (languageForPath(base) || base === ".gitignore" || rel === CONFIG_FILE) isDir = false;
     else {
       try {
         isDir = fs.statSync(abs).isDirectory();
@@ -103,7 +106,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
       }
     }
     if (isDir) return filter.dirExcluded(rel, path.dirname(abs)) || gitignored(rel, true);
-    if (base === ".gitignore") return false;
+    if (base === ".gitignore" || rel === CONFIG_FILE) return false;
     if (!languageForPath(base)) return true; // temp files of atomic saves, docs, assets
     return filter.fileExcluded(rel) || gitignored(rel, false);
   };
@@ -192,7 +195,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
     if (base === ".gitignore") {
       gitignoreChanged(rel);
       pending.add(rel); // a changed ignore list can add or drop files: rebuild
-    } else if (languageForPath(base)) pending.add(rel);
+    } else if (rel === CONFIG_FILE || languageForPath(base)) pending.add(rel); // the build reads an edited codemem.toml again
     else return;
     target.markChanged();
     if (!firstEventAt) firstEventAt = Date.now();

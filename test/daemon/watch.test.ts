@@ -1,7 +1,9 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { callDaemon, daemonStatus } from "../../dist/client/rpc.js";
+import { callDaemon, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
+import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { cleanupAll, makeProject, waitFor, watcherReady } from "./helpers.js";
 
 type Hit = { name: string; file_path: string };
@@ -91,5 +93,47 @@ describe("watcher", () => {
     expect(st.batches).toBe(mid);
     expect(st.pending).toEqual([]);
     expect((await search(root, "hidden_dep_fn generated_fn")).some((h) => h.name === "hidden_dep_fn" || h.name === "generated_fn")).toBe(false);
+  });
+});
+
+describe("watcher and codemem.toml", () => {
+  afterAll(cleanupAll);
+
+  it("an edit of codemem.toml re-indexes with the new rules and watches what they no longer exclude", async () => {
+    const root = makeProject({ files: { "app/main.py": "def main_entry():\n    return 1\n", "extras/lib.py": "def extra_helper():\n    return 2\n", "codemem.toml": '[build]\nexclude_patterns = ["extras/"]\n' } });
+    await callDaemon(root, "build", { project_path: root });
+    await watcherReady(root);
+    expect(((await callDaemon(root, "stats", { project_path: root })) as { file_count: number }).file_count).toBe(1);
+
+    fs.writeFileSync(path.join(root, "codemem.toml"), "[build]\nexclude_patterns = []\n");
+    await waitFor("extras indexed after the toml edit", async () => ((await callDaemon(root, "stats", { project_path: root })) as { file_count: number }).file_count === 2, 5000, 100);
+    // The watcher now follows extras/ too.
+    await watcherReady(root);
+    fs.appendFileSync(path.join(root, "extras/lib.py"), "\n\ndef extra_added_later():\n    return 3\n");
+    await waitFor("extra_added_later in search", async () => (await search(root, "extra_added_later")).some((h) => h.name === "extra_added_later"), 5000, 100);
+  });
+});
+
+describe("watcher on the PostgreSQL backend", () => {
+  afterAll(cleanupAll);
+
+  it("keeps a project indexed on PostgreSQL fresh (it has no local index file)", async () => {
+    const { dbUrl, password } = await pgTestSettings();
+    const schemaKey = `watch_pg_${process.pid}`;
+    const passwordFile = path.join(os.tmpdir(), `codemem-watch-test-pw-${process.pid}`);
+    fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
+    const root = makeProject({ files: { "app/main.py": "def main_entry():\n    return 1\n", "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` } });
+    const admin = await pgTestClient();
+    try {
+      await callDaemon(root, "build", { project_path: root, backend: "postgres", db_url: dbUrl });
+      await watcherReady(root);
+      fs.appendFileSync(path.join(root, "app/main.py"), "\n\ndef pg_watched_fn():\n    return 2\n");
+      await waitFor("pg_watched_fn in search", async () => (await search(root, "pg_watched_fn")).some((h) => h.name === "pg_watched_fn"), 8000, 100);
+    } finally {
+      await stopDaemon(root);
+      await admin.query(`DROP SCHEMA IF EXISTS "codemem_${schemaKey}" CASCADE`);
+      await admin.end();
+      fs.rmSync(passwordFile, { force: true });
+    }
   });
 });

@@ -414,6 +414,25 @@ describe("bad input keeps the index intact", () => {
     await expectCode(ProjectEngine.open(p.root), "CONFIG_INVALID");
   });
 
+  it("an edit of codemem.toml applies to the next build of a running engine; a broken one fails the build and keeps the index", async () => {
+    const p = await open({ ...PY_PROJECT, "extras/lib.py": "def extra():\n    return 1\n" });
+    expect((await p.build()).files_indexed).toBe(4);
+    const toml = path.join(p.root, "codemem.toml");
+    fs.writeFileSync(toml, '[build]\nexclude_patterns = ["extras/"]\n');
+    const excluded = await p.build();
+    expect(excluded).toMatchObject({ files_indexed: 3, files_removed: 1 });
+
+    fs.writeFileSync(toml, "[build\nexclude_patterns = [");
+    await expectCode(p.build(), "CONFIG_INVALID");
+    // Answers go on from the index and the last good settings.
+    const s = await p.engine.search({ project_path: p.root, query: "charge card" });
+    expect(s.results[0].id).toBe("shop/payments.py::charge_card");
+    expect((await p.engine.stats({ project_path: p.root })).file_count).toBe(3);
+
+    fs.writeFileSync(toml, "[build]\nexclude_patterns = []\n");
+    expect((await p.build()).files_indexed).toBe(4);
+  });
+
   it("uses the external generator's graph when codegraph is installed; a malformed or missing graph keeps the previous index", async () => {
     const p = await open(PY_PROJECT);
     const before = await p.build();

@@ -3,6 +3,8 @@ export const ERROR_CODES = [
   "PATH_RELATIVE",
   "PATH_NOT_FOUND",
   "PATH_NOT_DIRECTORY",
+  /** The file system's root or the home directory: not one project (an index of everything below it). */
+  "PATH_NOT_PROJECT",
   "PATH_OUTSIDE_PROJECT",
   "FILE_NOT_INDEXED",
   "CONFIG_INVALID",
@@ -63,6 +65,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case "PATH_RELATIVE":
     case "PATH_NOT_FOUND":
     case "PATH_NOT_DIRECTORY":
+    case "PATH_NOT_PROJECT":
     case "PATH_OUTSIDE_PROJECT":
     case "FILE_NOT_INDEXED":
     case "CONFIG_INVALID":

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { CodememError } from "./errors.js";
 
@@ -23,7 +24,20 @@ export function resolveProjectRoot(input: string | undefined): string {
   if (!fs.statSync(real).isDirectory()) {
     throw new CodememError("PATH_NOT_DIRECTORY", `project_path "${input}" is a file, not a directory; pass the project root.`, { value: input });
   }
+  // A slip of the path would index (and watch) the whole machine or every project of the user.
+  const what = real === path.parse(real).root ? "the file system's root" : real === homeDir() ? "the home directory" : undefined;
+  if (what) {
+    throw new CodememError("PATH_NOT_PROJECT", `project_path "${input}" is ${what}, not a project; pass the directory of one project (e.g. "${path.join(real, "my-project")}").`, { value: input });
+  }
   return real;
+}
+
+function homeDir(): string | undefined {
+  try {
+    return fs.realpathSync(os.homedir());
+  } catch {
+    return undefined;
+  }
 }
 
 /** Project-relative POSIX path of a file under root, or an error if it lies outside. */

@@ -36,6 +36,9 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     const missing = cli(["stats", "/no/such/project"]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/PATH_NOT_FOUND.*\/no\/such\/project/);
+    const everything = cli(["build", "/"]);
+    expect(everything.status).toBe(2);
+    expect(everything.stderr).toMatch(/PATH_NOT_PROJECT.*"\/" is the file system's root/);
     const outside = cli(["skeleton", ".", "/etc/hostname"]);
     expect(outside.status).toBe(2);
     expect(outside.stderr).toMatch(/PATH_OUTSIDE_PROJECT/);

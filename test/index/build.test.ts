@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -404,6 +405,12 @@ describe("bad input keeps the index intact", () => {
   it("rejects relative and missing project paths", async () => {
     await expectCode(ProjectEngine.open("relative/project"), "PATH_RELATIVE");
     await expectCode(ProjectEngine.open("/definitely/not/here"), "PATH_NOT_FOUND");
+  });
+
+  it("refuses the file system's root and the home directory as a project (an index of the whole machine)", async () => {
+    await expectCode(ProjectEngine.open("/"), "PATH_NOT_PROJECT");
+    await expectCode(ProjectEngine.open(os.homedir()), "PATH_NOT_PROJECT");
+    await expectCode(ProjectEngine.open(path.join(os.homedir(), ".")), "PATH_NOT_PROJECT");
   });
 
   it("a broken codemem.toml fails with CONFIG_INVALID", async () => {

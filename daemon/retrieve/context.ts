@@ -1,6 +1,7 @@
 import { countTokens } from "../../shared/tokens.js";
 import type { CitationT, CommunityRefT, FreshnessT, LayerT } from "../../shared/schemas.js";
 import type { Hit, MemNode, Retriever } from "./retriever.js";
+import { LANGUAGES } from "../index/languages/registry.js";
 
 /** Share of the total budget per layer; L3 (code) takes what the others leave. */
 const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
@@ -43,10 +44,13 @@ export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
   const symbols = r.summary.symbols;
   // Freshness first: it must survive when the line is cut to a small budget.
   const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
-  return [`# ${r.meta.project_name || "project"} — ${fresh}; ${files} files, ${symbols} symbols (${langs})`];
+  const name = r.meta.project_name || "project";
+  if (files === 0) return [`# ${name} — ${fresh}; no source files indexed (${LANGUAGES.map((l) => l.id).join(", ")}); check .gitignore and exclude_patterns`];
+  return [`# ${name} — ${fresh}; ${files} files, ${symbols} symbols (${langs})`];
 }
 
 export function architectureLines(r: Retriever, max: number): string[] {
+  if (r.communities.length === 0) return [];
   return [
     "## Architecture (largest areas)",
     ...[...r.communities]
@@ -104,7 +108,7 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
   const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 30));
   const l1 = fitLines(architectureLines(r, 4), b1);
   const comms = relevantCommunities(r, hits.slice(0, 12), 3);
-  const l2 = fitLines(["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)], b2);
+  const l2 = fitLines(comms.length ? ["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)] : [], b2);
   const used = countTokens([l0.text, l1.text, l2.text].filter(Boolean).join("\n\n")) + 4;
   const b3 = budget - used;
 
@@ -174,7 +178,7 @@ export function assembleWakeup(r: Retriever, budget: number, freshness: Freshnes
     .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || (a.id < b.id ? -1 : 1))
     .slice(0, 12)
     .map((n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 90)}` : ""}`);
-  const l2 = fitLines(["## Key symbols", ...central], budget - used);
+  const l2 = fitLines(central.length ? ["## Key symbols", ...central] : [], budget - used);
   let context = [l0.text, l1.text, l2.text].filter(Boolean).join("\n\n");
   while (countTokens(context) > budget && context.includes("\n")) context = context.slice(0, context.lastIndexOf("\n"));
   return {

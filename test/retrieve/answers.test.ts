@@ -208,3 +208,20 @@ describe("recursive query", () => {
     }
   });
 });
+
+describe("a project without source files", () => {
+  it("answers that nothing is indexed and why, without empty sections", async () => {
+    const q = makeProject({ "README.md": "# Notes\n", "docs/guide.md": "# Guide\n" });
+    const e = await ProjectEngine.open(q.root, { sideEffects: false });
+    try {
+      await e.build({ project_path: q.root });
+      for (const context of [(await e.query({ project_path: q.root, question: "how are orders charged?" })).context, (await e.wakeup({ project_path: q.root })).context]) {
+        expect(context).toMatch(/no source files indexed \(python, .*\); check \.gitignore and exclude_patterns$/m);
+        expect(context).not.toMatch(/^## /m);
+      }
+    } finally {
+      await e.close();
+      q.cleanup();
+    }
+  });
+});

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { CodememError, ERROR_CODES, type ErrorCode } from "../shared/errors.js";
-import { resolveProjectRoot } from "../shared/paths.js";
+import { fileStamp, resolveProjectRoot } from "../shared/paths.js";
 import { ndjsonReader, ndjsonWriter, type MessageWriter } from "./ndjson.js";
 import { daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
 
@@ -21,6 +21,8 @@ export interface PingResult {
   root: string;
   uptime_s: number;
   version: string;
+  /** The entry point the daemon was started from, and its size and mtime then. */
+  code?: { main: string; stamp: string };
 }
 
 /** Absolute path of the daemon entry point next to this module in dist/. */
@@ -160,11 +162,23 @@ export function spawnDaemon(root: string): { pid: number | undefined; exited: Pr
 async function connect(root: string, autostart: boolean, onClose: () => void): Promise<Connection> {
   const files = daemonFiles(root);
   const make = (sock: net.Socket) => new Connection(sock, onClose);
+  let running: Connection | undefined;
+  let retiring = false;
   try {
-    return make(await connectOnce(files.socket));
+    const sock = await connectOnce(files.socket);
+    running = new Connection(sock, () => {
+      if (!retiring) onClose();
+    });
   } catch (err) {
     if (!notListening(err)) throw unavailable(root, `cannot connect to ${files.socket} (${(err as Error).message})`);
     if (!autostart) throw unavailable(root, `no daemon is running for ${root}`, false);
+  }
+  if (running) {
+    if (!autostart || !(await runsReplacedCode(running))) return running;
+    // codemem was updated (or rebuilt) since this daemon started: replace it, or it would serve
+    // the old code for as long as it lives.
+    retiring = true;
+    await retire(running, files.lock);
   }
   let childExit: number | null | undefined;
   let spawned = false;
@@ -197,6 +211,21 @@ async function connect(root: string, autostart: boolean, onClose: () => void): P
     maybeSpawn(); // the daemon we waited for may have died while starting
   }
   throw unavailable(root, `the daemon did not start listening on ${files.socket} within ${CONNECT_BUDGET_MS / 1000} s (${(lastErr as Error)?.message ?? "no error"})`);
+}
+
+/** Whether the daemon was started from this installation's entry point as it was before it changed on disk. */
+async function runsReplacedCode(conn: Connection): Promise<boolean> {
+  const info = (await conn.request("ping", {}, 5000, "api").catch(() => undefined)) as PingResult | undefined;
+  return info?.code !== undefined && info.code.main === DAEMON_MAIN && info.code.stamp !== fileStamp(DAEMON_MAIN);
+}
+
+/** Asks the daemon to stop (it finishes requests in flight) and waits until it has exited. */
+async function retire(conn: Connection, lock: string): Promise<void> {
+  const pid = readLockPid(lock);
+  await conn.request("shutdown", {}, 10_000, "api").catch(() => undefined);
+  conn.close();
+  const deadline = Date.now() + 15_000;
+  while (pid !== undefined && isDaemonPid(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
 function unavailable(root: string, what: string, withLog = true): CodememError {

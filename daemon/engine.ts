@@ -5,7 +5,7 @@ import { log } from "../shared/log.js";
 import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
-import { resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
+import { fileStamp, resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import { buildIndex, fileStamps, type BuildCache, type BuildProgress } from "./index/build.js";
@@ -64,7 +64,7 @@ export class ProjectEngine {
     private readonly opts: EngineOptions,
   ) {
     this.pool = new ParsePool(cfg.build.workers);
-    this.configStamp = configStampOf(root);
+    this.configStamp = fileStamp(stateDirs(root).configFile);
   }
 
   /**
@@ -74,7 +74,7 @@ export class ProjectEngine {
    * the last good settings.
    */
   private refreshConfig(forBuild: boolean): void {
-    const stamp = configStampOf(this.root);
+    const stamp = fileStamp(stateDirs(this.root).configFile);
     if (stamp === this.configStamp) return;
     let cfg: ResolvedConfig;
     try {
@@ -510,16 +510,6 @@ function writeStoreChoice(root: string, s: StoreSettings): void {
   const file = stateDirs(root).storeChoice;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
-}
-
-/** codemem.toml's size and mtime, or "none". */
-function configStampOf(root: string): string {
-  try {
-    const st = fs.statSync(stateDirs(root).configFile);
-    return `${st.size}:${st.mtimeMs}`;
-  } catch {
-    return "none";
-  }
 }
 
 function ratio(source: number, used: number): number {

@@ -10,12 +10,14 @@ import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../clien
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { resolveProjectRoot, stateDirs } from "../shared/paths.js";
+import { fileStamp, resolveProjectRoot, stateDirs } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
 const VERSION = readVersion();
+/** The code this daemon runs: clients of an updated installation restart it (client/rpc.ts). */
+const CODE = { main: fileURLToPath(import.meta.url), stamp: fileStamp(fileURLToPath(import.meta.url)) };
 
 function readVersion(): string {
   try {
@@ -163,7 +165,7 @@ async function main(): Promise<void> {
   };
 
   let stopping: Promise<never> | undefined;
-  const info = () => ({ pid: process.pid, root, uptime_s: Math.round((Date.now() - startedAt) / 1000), version: VERSION });
+  const info = () => ({ pid: process.pid, root, uptime_s: Math.round((Date.now() - startedAt) / 1000), version: VERSION, code: CODE });
   const server = new DaemonServer(
     async (op, input) => {
       // Clients may leave project_path out: this daemon serves exactly one project.

@@ -32,6 +32,16 @@ export function resolveProjectRoot(input: string | undefined): string {
   return real;
 }
 
+/** A file's size and mtime ("none" when it is missing): tells whether it changed since it was read. */
+export function fileStamp(file: string): string {
+  try {
+    const st = fs.statSync(file);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return "none";
+  }
+}
+
 function homeDir(): string | undefined {
   try {
     return fs.realpathSync(os.homedir());

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { callDaemon, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { daemonFiles, readLockPid, socketPathFor, SOCKET_PATH_MAX } from "../../dist/client/socket-path.js";
@@ -59,6 +60,32 @@ describe("daemon lifecycle", () => {
     expect(second.pid).not.toBe(first.pid);
     expect(readLockPid(files.lock)).toBe(second.pid);
     expect(daemonPids(root)).toEqual([second.pid]);
+  });
+
+  it("a daemon started from code replaced since (an update, a rebuild) is restarted by the next client; the same code is kept", async () => {
+    // A copy of the installation, so that replacing its daemon's code disturbs no other test's daemon.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "cm-install-"));
+    fs.cpSync(path.resolve("dist"), path.join(copy, "dist"), { recursive: true });
+    fs.copyFileSync(path.resolve("package.json"), path.join(copy, "package.json"));
+    fs.symlinkSync(path.resolve("node_modules"), path.join(copy, "node_modules"));
+    try {
+      const rpc = (await import(pathToFileURL(path.join(copy, "dist/client/rpc.js")).href)) as typeof import("../../dist/client/rpc.js");
+      const root = makeProject();
+      const first = (await rpc.callDaemon(root, "ping", {})) as { pid: number };
+      await rpc.closeConnections();
+      expect(((await rpc.callDaemon(root, "ping", {})) as { pid: number }).pid).toBe(first.pid);
+      await rpc.closeConnections();
+
+      const later = new Date(Date.now() + 5000);
+      fs.utimesSync(path.join(copy, "dist/daemon/main.js"), later, later);
+      const second = (await rpc.callDaemon(root, "ping", {})) as { pid: number };
+      expect(second.pid).not.toBe(first.pid);
+      expect(daemonPids(root)).toEqual([second.pid]);
+      await rpc.stopDaemon(root);
+      await rpc.closeConnections();
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it("SIGTERM: exit code 0, socket and lock removed", async () => {

@@ -1,7 +1,11 @@
 import { filesOf, nodesOf } from "../shared/activity.js";
-import { asCodememError } from "../shared/errors.js";
+import { asCodememError, CodememError } from "../shared/errors.js";
 import { appendEvent } from "../shared/events.js";
+import { hasIndex } from "../shared/paths.js";
 import { callDaemon } from "./rpc.js";
+
+/** Tools that only read the code index. */
+const ANSWERS_FROM_INDEX = new Set(["codemem_query", "codemem_search", "codemem_wakeup", "codemem_skeleton", "codemem_recursive_query", "codemem_stats", "codemem_benchmark"]);
 
 /**
  * A tool call from a client process: forwarded to the daemon, then recorded in the activity stream by
@@ -10,6 +14,10 @@ import { callDaemon } from "./rpc.js";
 export async function callTool(root: string, op: string, input: Record<string, unknown>, source: "cli" | "mcp"): Promise<unknown> {
   const started = performance.now();
   const tool = op.startsWith("codemem_") ? op : `codemem_${op}`; // the declarations (zod) stay unloaded in the CLI
+  // Answered here: no daemon is started, and nothing is written, in a directory never built.
+  if (ANSWERS_FROM_INDEX.has(tool) && !hasIndex(root)) {
+    throw new CodememError("INDEX_MISSING", `${root} has no index yet; build it first (\`codemem build ${root}\` or the codemem_build tool).`, { value: root });
+  }
   try {
     const result = await callDaemon(root, op, input, { source });
     appendEvent(root, { source, kind: "tool_call", tool, nodes: nodesOf(result).slice(0, 50), files: filesOf(result).slice(0, 50), ms: Math.round(performance.now() - started), ok: true });

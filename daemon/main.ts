@@ -10,7 +10,7 @@ import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../clien
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { fileStamp, resolveProjectRoot, stateDirs } from "../shared/paths.js";
+import { fileStamp, hasIndex, resolveProjectRoot, stateDirs } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
 import type { ProjectWatcher } from "./watch.js";
 
@@ -155,8 +155,7 @@ async function main(): Promise<void> {
     process.exit(3);
   }
 
-  /** Every successful build records its backend (`.codemem/store.json`); older local indexes have only their file. */
-  const indexed = () => fs.existsSync(stateDirs(root).storeChoice) || fs.existsSync(stateDirs(root).dbFile);
+  const indexed = () => hasIndex(root);
   let watcher: ProjectWatcher | undefined;
   const ensureWatcher = () => {
     if (!args.watch || watcher || stopping) return;

@@ -4,7 +4,7 @@ import { watch, type FSWatcher } from "chokidar";
 import ignore, { type Ignore } from "ignore";
 import type { ResolvedConfig } from "../shared/config.js";
 import { log } from "../shared/log.js";
-import { stateDirs } from "../shared/paths.js";
+import { hasIndex } from "../shared/paths.js";
 import { languageForPath } from "./index/languages/registry.js";
 import { ALWAYS_EXCLUDED_DIRS, makePathFilter } from "./index/walk.js";
 
@@ -156,8 +156,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   const flush = () => {
     timer = undefined;
     if (closed || running || pending.size === 0) return;
-    // Every successful build records its backend; older local indexes have only their file.
-    if (!fs.existsSync(stateDirs(root).storeChoice) && !fs.existsSync(stateDirs(root).dbFile)) {
+    if (!hasIndex(root)) {
       // No index yet: the first explicit build indexes everything anyway.
       pending.clear();
       return;

@@ -32,6 +32,12 @@ export function resolveProjectRoot(input: string | undefined): string {
   return real;
 }
 
+/** Whether a build has succeeded here: each records its backend (`.codemem/store.json`); older local indexes have only their file. */
+export function hasIndex(root: string): boolean {
+  const dirs = stateDirs(root);
+  return fs.existsSync(dirs.storeChoice) || fs.existsSync(dirs.dbFile);
+}
+
 /** A file's size and mtime ("none" when it is missing): tells whether it changed since it was read. */
 export function fileStamp(file: string): string {
   try {

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -36,6 +37,18 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     const missing = cli(["stats", "/no/such/project"]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/PATH_NOT_FOUND.*\/no\/such\/project/);
+    const never = makeProject({ "a.py": "def a():\n    return 1\n" });
+    try {
+      for (const args of [["query", never.root, "what does a do?"], ["stats", never.root], ["search", never.root, "a"]]) {
+        const r = cli(args);
+        expect(r.status).toBe(3);
+        expect(r.stderr).toMatch(/INDEX_MISSING: .* has no index yet; build it first/);
+      }
+      // No daemon was started and nothing was written there.
+      expect(fs.readdirSync(never.root)).toEqual(["a.py"]);
+    } finally {
+      never.cleanup();
+    }
     const everything = cli(["build", "/"]);
     expect(everything.status).toBe(2);
     expect(everything.stderr).toMatch(/PATH_NOT_PROJECT.*"\/" is the file system's root/);

@@ -15,6 +15,7 @@ import type { ProjectEngine } from "./engine.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
+const OWNERSHIP_CHECK_MS = 2000;
 const VERSION = readVersion();
 /** The code this daemon runs: clients of an updated installation restart it (client/rpc.ts). */
 const CODE = { main: fileURLToPath(import.meta.url), stamp: fileStamp(fileURLToPath(import.meta.url)) };
@@ -190,6 +191,15 @@ async function main(): Promise<void> {
     },
   );
 
+  /** The socket file this daemon listens on (by inode): the path may be reused by a successor. */
+  let socketIno: number | undefined;
+  const ownsSocket = () => {
+    try {
+      return socketIno !== undefined && fs.statSync(files.socket).ino === socketIno;
+    } catch {
+      return false;
+    }
+  };
   const shutdown = (reason: string, code?: number): Promise<never> => {
     stopping ??= (async () => {
       log.info("daemon stopping", { reason });
@@ -206,7 +216,8 @@ async function main(): Promise<void> {
       if (watcher) clean = (await timeout(watcher.close(), "watcher close")) && clean;
       clean = (await timeout(engine.close(), "engine close")) && clean;
       try {
-        if (fs.existsSync(files.socket)) fs.rmSync(files.socket, { force: true });
+        // Only our own: after `rm -rf .codemem` another daemon may own the path by now.
+        if (ownsSocket()) fs.rmSync(files.socket, { force: true });
         releaseLock(files.lock);
       } catch (err) {
         clean = false;
@@ -237,7 +248,13 @@ async function main(): Promise<void> {
     releaseLock(files.lock);
     process.exit(3);
   }
+  socketIno = fs.statSync(files.socket).ino;
   log.info("daemon listening", { root, socket: files.socket, pid: process.pid, version: VERSION, node: process.version });
+  // Its socket or lock removed (rm -rf .codemem, git clean -fdx): clients can no longer reach this
+  // daemon and start another one, so this one steps down instead of building beside it.
+  setInterval(() => {
+    if (!stopping && (readLockPid(files.lock) !== process.pid || !ownsSocket())) void shutdown("its socket or lock file was removed");
+  }, OWNERSHIP_CHECK_MS).unref();
 
   ensureWatcher();
   // Warm the read path so the first query does not pay for opening the index.

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { callDaemon, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, closeConnections, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { daemonFiles, readLockPid, socketPathFor, SOCKET_PATH_MAX } from "../../dist/client/socket-path.js";
 import { cleanupAll, daemonPids, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
 
@@ -86,6 +86,19 @@ describe("daemon lifecycle", () => {
     } finally {
       fs.rmSync(copy, { recursive: true, force: true });
     }
+  });
+
+  it("rm -rf .codemem: the orphaned daemon steps down without touching its successor's socket", async () => {
+    const root = makeProject();
+    await callDaemon(root, "build", { project_path: root });
+    const first = (await pingDaemon(root))!;
+    fs.rmSync(path.join(root, ".codemem"), { recursive: true, force: true });
+    await closeConnections();
+    const second = (await callDaemon(root, "ping", {})) as { pid: number };
+    expect(second.pid).not.toBe(first.pid);
+    await waitFor("the orphaned daemon to exit", () => !daemonPids(root).includes(first.pid), 6000);
+    expect(daemonPids(root)).toEqual([second.pid]);
+    expect((await pingDaemon(root))?.pid).toBe(second.pid);
   });
 
   it("SIGTERM: exit code 0, socket and lock removed", async () => {

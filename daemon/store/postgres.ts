@@ -114,8 +114,10 @@ export class PostgresStore implements IndexStore {
     // jit=off: the lexical query's cost estimate at a million rows triggers JIT compilation, which
     // took search from ~20 to ~90 ms p50 (bench-postgres at 1M nodes) and never pays off for it.
     store.pool = new pg.Pool({ ...connection, max: s.poolSize, idleTimeoutMillis: 30_000, options: `-c search_path=${store.searchPath.replace(/[\\ ]/g, "\\$&")} -c jit=off` });
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
+    // A connection dropped by the server (a restart, an outage, a proxy's idle cut) must not crash
+    // the process: idle ones report to the pool, checked-out ones to their statements.
     store.pool.on("error", () => {});
+    store.pool.on("connect", (client) => client.on("error", () => {}));
     return store;
   }
 
@@ -354,12 +356,12 @@ export class PostgresStore implements IndexStore {
         limit,
       ]);
       await client.query("COMMIT");
+      client.release();
       return r.rows.map((row) => ({ rowid: row.rowid, sim: 1 - row.d }));
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {});
+      client.release(true); // possibly a dead connection: not back into the pool
       throw pgError(err, this.target, "searching vectors");
-    } finally {
-      client.release();
     }
   }
 

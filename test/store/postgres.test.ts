@@ -1,3 +1,4 @@
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { PostgresStore } from "../../dist/daemon/store/postgres.js";
@@ -536,5 +537,52 @@ describe("backend-check", () => {
     const none = await checkPostgresBackend({ backend: "postgres", schema: "codemem_x", poolSize: 1 });
     expect(none.checks).toHaveLength(1);
     expect(none.checks[0]).toMatchObject({ name: "database URL", ok: false });
+  });
+});
+
+describe("a server that goes away and comes back", () => {
+  it("fails reads with BACKEND_UNREACHABLE while it is gone, never crashes the process, and reads again once it is back", async () => {
+    // A TCP proxy in front of the test server that can cut every connection and refuse new ones.
+    const target = new URL(server.dbUrl);
+    let up = true;
+    const open = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      if (!up) return void c.destroy();
+      const s = net.connect(Number(target.port || 5432), target.hostname);
+      for (const x of [c, s]) {
+        open.add(x);
+        x.on("error", () => {});
+        x.on("close", () => (open.delete(x), c.destroy(), s.destroy()));
+      }
+      c.pipe(s);
+      s.pipe(c);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const viaProxy = new URL(server.dbUrl);
+    viaProxy.hostname = "127.0.0.1";
+    viaProxy.port = String((proxy.address() as net.AddressInfo).port);
+    const s = settings({ dbUrl: viaProxy.toString() });
+    const crashes: unknown[] = [];
+    const onCrash = (err: unknown) => crashes.push(err);
+    process.on("uncaughtException", onCrash);
+    try {
+      await build(s, delta({ "pkg/a.py": [{ name: "parse_config", body: "read yaml file" }] }));
+      await reading(s, async (store) => {
+        const read = () => Promise.all([store.lexicalNodes(["parse", "config"], 5), store.nearest(axis(1), 5)]);
+        expect((await read())[0].length).toBeGreaterThan(0);
+        up = false;
+        for (const x of open) x.destroy();
+        for (let i = 0; i < 3; i++) await expectCode(read(), "BACKEND_UNREACHABLE");
+        up = true;
+        const [lex, near] = await read();
+        expect(lex.length).toBeGreaterThan(0);
+        expect(near.length).toBeGreaterThan(0);
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(crashes).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onCrash);
+      await new Promise((r) => proxy.close(r));
+    }
   });
 });

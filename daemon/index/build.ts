@@ -15,6 +15,7 @@ import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
 import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
+import { readTsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
 import { splitWords } from "./text.js";
@@ -251,7 +252,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of extracts.keys()) touched.add(f);
       for (const f of previous.keys()) touched.add(f);
     } else {
-      ({ nodes, edges } = resolveGraph([...extracts.values()]));
+      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths: readTsPaths(cfg.root) }));
       const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
       if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { languageById } from "./languages/registry.js";
+import { aliasBases, type TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 
 const CLASS_LIKE = new Set<NodeKind>(["class", "interface", "struct", "enum", "type"]);
@@ -44,8 +45,11 @@ export function edgeKeyer(): (source: string, target: string, type: string) => n
   };
 }
 
-/** Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits). */
-export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
+/**
+ * Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits).
+ * `tsPaths`: the project's TypeScript/JavaScript module aliases (`@/lib/x`), from its tsconfig.
+ */
+export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: TsPaths } = {}): ResolvedGraph {
   const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
   const nodes: NodeRecord[] = [];
   const edges: GraphEdge[] = [];
@@ -207,11 +211,12 @@ export function resolveGraph(extracts: FileExtract[]): ResolvedGraph {
       return p ? [p] : [];
     }
     if (lang === "typescript" || lang === "tsx" || lang === "javascript") {
-      if (!spec.startsWith(".")) return [];
-      const base = path.posix.normalize(path.posix.join(fi.dir, spec));
-      const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
-      for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {
-        if (byPath.has(cand)) return [cand];
+      const bases = spec.startsWith(".") ? [path.posix.normalize(path.posix.join(fi.dir, spec))] : aliasBases(spec, opts.tsPaths);
+      for (const base of bases) {
+        const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
+        for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {
+          if (byPath.has(cand)) return [cand];
+        }
       }
       return [];
     }

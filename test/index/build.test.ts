@@ -76,6 +76,24 @@ describe("typescript, javascript, go and java graphs", () => {
     expect(edge(g, "lib/util.js::Box.open", "lib/util.js::helper")).toBe(true);
   });
 
+  it("resolves TS imports through tsconfig paths and baseUrl (with comments, trailing commas and extends)", async () => {
+    const p = await open({
+      "tsconfig.base.json": `{\n  // shared settings\n  "compilerOptions": {\n    "baseUrl": ".",\n    "paths": { "@/*": ["src/*"], "~shared": ["packages/shared/index.ts"], },\n  },\n}\n`,
+      "tsconfig.json": `{ "extends": "./tsconfig.base.json", "compilerOptions": { "strict": true } }\n`,
+      "src/lib/format.ts": `export function formatPrice(cents: number): string { return (cents / 100).toFixed(2); }\n`,
+      "src/legacy/format.ts": `export function formatPrice(cents: number): string { return String(cents); }\n`,
+      "packages/shared/index.ts": `export function shout(s: string): string { return s.toUpperCase(); }\n`,
+      "src/app/page.tsx": `import { formatPrice } from "@/lib/format";\nimport { shout } from "~shared";\nimport { formatPrice as old } from "src/legacy/format";\nexport function Page() { return shout(formatPrice(5)) + old(1); }\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    // formatPrice is defined twice: only the alias says which one is meant.
+    expect(edge(g, "src/app/page.tsx::Page", "src/lib/format.ts::formatPrice")).toBe(true);
+    expect(edge(g, "src/app/page.tsx::Page", "packages/shared/index.ts::shout")).toBe(true);
+    expect(edge(g, "src/app/page.tsx::Page", "src/legacy/format.ts::formatPrice")).toBe(true); // baseUrl
+    for (const target of ["src/lib/format.ts", "packages/shared/index.ts", "src/legacy/format.ts"]) expect(edge(g, "src/app/page.tsx", target, "imports")).toBe(true);
+  });
+
   it("resolves Go calls across files of a package, receivers and imported packages", async () => {
     const p = await open({
       "go.mod": "module example.com/m\n",

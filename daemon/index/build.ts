@@ -178,6 +178,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       changed.push({ row, source: redact ? redactSecrets(text, c.path).text : text });
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
+    // Module aliases: an edit of tsconfig.json changes how imports resolve.
+    const tsPaths = readTsPaths(cfg.root);
     lap("scan");
     // Nothing changed on disk since the last build (a daemon's catch-up build, a repeated `codemem
     // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten. A
@@ -190,6 +192,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       removed.length === 0 &&
       stored.index_version === INDEX_VERSION &&
       stored.content_skipped === sortedJson(contentSkipped) &&
+      (stored.ts_paths ?? "") === JSON.stringify(tsPaths ?? "") &&
       graphFileBuiltAt(dirs.graphFile) === stored.built_at;
     if (unchanged) {
       return finish({ changed_paths: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, skipped);
@@ -252,7 +255,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of extracts.keys()) touched.add(f);
       for (const f of previous.keys()) touched.add(f);
     } else {
-      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths: readTsPaths(cfg.root) }));
+      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths }));
       const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
       if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
@@ -329,6 +332,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         exclude_secrets: String(redact),
         content_skipped: sortedJson(contentSkipped),
         parse_failed: sortedJson(parseFailed),
+        ts_paths: JSON.stringify(tsPaths ?? ""),
       },
     });
     lap("write");

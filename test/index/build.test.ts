@@ -92,6 +92,13 @@ describe("typescript, javascript, go and java graphs", () => {
     expect(edge(g, "src/app/page.tsx::Page", "packages/shared/index.ts::shout")).toBe(true);
     expect(edge(g, "src/app/page.tsx::Page", "src/legacy/format.ts::formatPrice")).toBe(true); // baseUrl
     for (const target of ["src/lib/format.ts", "packages/shared/index.ts", "src/legacy/format.ts"]) expect(edge(g, "src/app/page.tsx", target, "imports")).toBe(true);
+
+    // The aliases change, no source file does: the next build resolves by the new ones.
+    p.write("tsconfig.base.json", `{ "compilerOptions": { "baseUrl": ".", "paths": { "@/lib/*": ["src/legacy/*"], "~shared": ["packages/shared/index.ts"] } } }\n`);
+    await p.build();
+    const after = graph(p.root);
+    expect(edge(after, "src/app/page.tsx", "src/legacy/format.ts", "imports")).toBe(true);
+    expect(edge(after, "src/app/page.tsx", "src/lib/format.ts", "imports")).toBe(false);
   });
 
   it("resolves Go calls across files of a package, receivers and imported packages", async () => {

@@ -11,7 +11,7 @@ import { log } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
-import { DirectorySource, identify, limitFor, RateLimiter, roleAllows, TrustedProxies, type Identity } from "./rbac.js";
+import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Identity } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
 
 export interface HttpServerOptions {
@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   rateLimitPerMinute?: number;
   /** IPs or CIDR ranges whose identity headers are believed. */
   trustedProxies: string[];
+  /** IPs or CIDR ranges served at all (default: loopback and private networks); others get 403. */
+  allowFrom?: string[];
   /** JSON file mapping users and groups to roles (required with rbac). */
   directoryFile?: string;
   /** The backend the server was started for: builds naming none go there. */
@@ -40,6 +42,8 @@ export interface HttpServerHandle {
 }
 
 export const DEFAULT_TRUSTED_PROXIES = ["127.0.0.1", "::1"];
+/** Loopback and private networks (RFC 1918, IPv6 unique-local and link-local). */
+export const DEFAULT_ALLOW_FROM = ["127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fe80::/10"];
 const INDEX_VERSION = "1";
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const STATS_TIMEOUT_MS = 5000;
@@ -100,7 +104,8 @@ interface ToolCall {
  */
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
   const project = resolveProjectRoot(opts.project);
-  const trusted = new TrustedProxies(opts.trustedProxies);
+  const trusted = new AddressRanges(opts.trustedProxies);
+  const allowed = new AddressRanges(opts.allowFrom ?? DEFAULT_ALLOW_FROM, "allowed client range");
   if (opts.rbac && !opts.directoryFile) {
     throw new CodememError("CONFIG_INVALID", "--rbac-enabled needs a directory file mapping users and groups to roles; pass --directory-file or set CODEMEM_DIRECTORY_FILE.");
   }
@@ -125,7 +130,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   });
   const rejections = new Counter({
     name: "codemem_rbac_rejections_total",
-    help: "Requests refused by RBAC (forbidden) or by the rate limit (rate_limited).",
+    help: "Requests refused by RBAC (forbidden), by the rate limit (rate_limited) or for their address (address).",
     labelNames: ["reason", "role"] as const,
     registers: [registry],
   });
@@ -277,6 +282,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
+    // Network access is for trusted address ranges only (--allow-from), whatever the path.
+    if (!allowed.has(req.socket.remoteAddress)) {
+      rejections.inc({ reason: "address", role: "none" });
+      sendJson(res, 403, { error: { code: "FORBIDDEN", message: `${req.socket.remoteAddress ?? "this address"} is not in the server's allowed ranges; the operator can add it with --allow-from.` } });
+      return;
+    }
     if (url.pathname === "/mcp") return handleMcp(req, res);
     if (req.method !== "GET" && req.method !== "HEAD") {
       sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: `${req.method} ${url.pathname} is not served; use GET.` } }, { allow: "GET" });

@@ -27,7 +27,7 @@ export interface ShimOptions {
   http?: Omit<HttpServerOptions, "project" | "auditMaxBytes" | "served">;
 }
 
-const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "directory-file"] as const;
+const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "allow-from", "directory-file"] as const;
 
 function intFlag(v: string, flag: string, max: number): number {
   const n = Number(v);
@@ -52,6 +52,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "trusted-proxy": { type: "string", multiple: true },
+      "allow-from": { type: "string", multiple: true },
       "directory-file": { type: "string" },
     },
   });
@@ -64,6 +65,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
     const env = resolveProcessSettings().server;
     const rate = values["rate-limit-per-minute"] as string | undefined;
     const proxies = values["trusted-proxy"] as string[] | undefined;
+    const allowFrom = values["allow-from"] as string[] | undefined;
     const directoryFile = (values["directory-file"] as string | undefined) ?? env.directoryFile;
     httpOpts = {
       port: intFlag(values.port as string, "port", 65535),
@@ -73,6 +75,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       rbac: (values["rbac-enabled"] as boolean | undefined) ?? env.rbacEnabled ?? false,
       rateLimitPerMinute: rate !== undefined ? intFlag(rate, "rate-limit-per-minute", 1_000_000) : env.rateLimitPerMinute,
       trustedProxies: proxies?.length ? proxies : (env.trustedProxies ?? ["127.0.0.1", "::1"]),
+      allowFrom: allowFrom?.length ? allowFrom : env.allowFrom,
       directoryFile: directoryFile ? path.resolve(directoryFile) : undefined,
     };
     if (!project) throw new CodememError("INVALID_ARGUMENT", "the HTTP server serves one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");

@@ -101,20 +101,24 @@ export function roleFor(dir: Directory, user: string | undefined, groups: readon
   return best < 0 ? undefined : ROLE_ORDER[best];
 }
 
-/** Addresses whose identity headers are believed: single IPs or CIDR ranges, v4 or v6. */
-export class TrustedProxies {
+/** A set of single IPs or CIDR ranges, v4 or v6: the proxies whose identity headers are believed, the clients served. */
+export class AddressRanges {
   private readonly list = new net.BlockList();
 
-  constructor(readonly entries: readonly string[]) {
+  /** `what` names the setting in errors ("trusted proxy", "allowed client range"). */
+  constructor(
+    readonly entries: readonly string[],
+    what = "trusted proxy",
+  ) {
     for (const e of entries) {
       const [addr, bits] = e.split("/");
       const type = net.isIPv6(addr!) ? "ipv6" : net.isIPv4(addr!) ? "ipv4" : undefined;
-      if (!type) throw new CodememError("CONFIG_INVALID", `trusted proxy "${e}" is not an IP address or CIDR range (e.g. 10.0.0.5 or 10.0.0.0/8).`, { value: e });
+      if (!type) throw new CodememError("CONFIG_INVALID", `${what} "${e}" is not an IP address or CIDR range (e.g. 10.0.0.5 or 10.0.0.0/8).`, { value: e });
       if (bits === undefined) this.list.addAddress(addr!, type);
       else {
         const n = Number(bits);
         if (!Number.isInteger(n) || n < 0 || n > (type === "ipv4" ? 32 : 128)) {
-          throw new CodememError("CONFIG_INVALID", `trusted proxy "${e}" has an invalid prefix length.`, { value: e });
+          throw new CodememError("CONFIG_INVALID", `${what} "${e}" has an invalid prefix length.`, { value: e });
         }
         this.list.addSubnet(addr!, n, type);
       }
@@ -147,7 +151,7 @@ function header(h: IncomingHttpHeaders, name: string): string | undefined {
  * Identity bound at the transport: user and groups from the proxy's headers, believed only when
  * the TCP peer is a trusted proxy; the role comes from the directory, never from the request.
  */
-export function identify(peer: string | undefined, headers: IncomingHttpHeaders, trusted: TrustedProxies, dir: Directory): Identity {
+export function identify(peer: string | undefined, headers: IncomingHttpHeaders, trusted: AddressRanges, dir: Directory): Identity {
   const id: Identity = { groups: [], peer: peer ?? "unknown" };
   if (!trusted.has(peer)) return id;
   id.user = header(headers, "x-forwarded-user") ?? header(headers, "x-auth-request-user") ?? header(headers, "x-auth-request-email");

@@ -225,6 +225,8 @@ export interface ServerEnvSettings {
   rateLimitPerMinute?: number;
   /** CODEMEM_TRUSTED_PROXIES: comma-separated IPs or CIDR ranges whose identity headers are trusted. */
   trustedProxies?: string[];
+  /** CODEMEM_ALLOW_FROM: comma-separated IPs or CIDR ranges the HTTP server serves (default: loopback and private networks). */
+  allowFrom?: string[];
   /** CODEMEM_DIRECTORY_FILE: JSON file mapping users and groups to roles. */
   directoryFile?: string;
 }
@@ -254,6 +256,7 @@ export function resolveProcessSettings(env: Env = process.env): {
         rbacEnabled: envBool(env.CODEMEM_RBAC_ENABLED),
         rateLimitPerMinute: envInt(env.CODEMEM_RATE_LIMIT_PER_MINUTE, "CODEMEM_RATE_LIMIT_PER_MINUTE"),
         trustedProxies: env.CODEMEM_TRUSTED_PROXIES ? env.CODEMEM_TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
+        allowFrom: env.CODEMEM_ALLOW_FROM ? env.CODEMEM_ALLOW_FROM.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
         directoryFile: env.CODEMEM_DIRECTORY_FILE || undefined,
       };
     },

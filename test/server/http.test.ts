@@ -116,11 +116,24 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     await expect(startHttpServer({ project: p.root, port: 0, rbac: true, trustedProxies: [] })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
   });
 
+  it("serves only the allowed address ranges (default: loopback and private networks), refusing others with 403", async () => {
+    const remote = await startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], allowFrom: ["10.0.0.0/8"] });
+    closers.push(() => remote.close());
+    for (const route of ["/health", "/status", "/mcp"]) {
+      const r = await fetch(remote.url + route, route === "/mcp" ? { method: "POST", headers: { "content-type": "application/json" }, body: "{}" } : {});
+      expect(r.status, route).toBe(403);
+      expect((await r.json()).error).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining("--allow-from") });
+    }
+    expect(await (await fetch(srv.url + "/health")).json()).toEqual({ status: "healthy" }); // default ranges include loopback
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], allowFrom: ["everyone"] })).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringContaining('allowed client range "everyone"') });
+  });
+
   it("codemem-mcp --port starts the HTTP server; HTTP-only flags without --port are refused", async () => {
     expect(() => parseShimArgs([p.root, "--tls-cert", "x.pem"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => parseShimArgs([p.root, "--port", "eighty"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    const o = parseShimArgs([p.root, "--port", "8000", "--rbac-enabled", "--rate-limit-per-minute", "60", "--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.1.0.0/16", "--directory-file", "dir.json"]);
-    expect(o.http).toEqual({ port: 8000, host: undefined, tlsCert: undefined, tlsKey: undefined, rbac: true, rateLimitPerMinute: 60, trustedProxies: ["10.0.0.1", "10.1.0.0/16"], directoryFile: path.resolve("dir.json") });
+    const o = parseShimArgs([p.root, "--port", "8000", "--rbac-enabled", "--rate-limit-per-minute", "60", "--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.1.0.0/16", "--allow-from", "10.0.0.0/8", "--directory-file", "dir.json"]);
+    expect(o.http).toEqual({ port: 8000, host: undefined, tlsCert: undefined, tlsKey: undefined, rbac: true, rateLimitPerMinute: 60, trustedProxies: ["10.0.0.1", "10.1.0.0/16"], allowFrom: ["10.0.0.0/8"], directoryFile: path.resolve("dir.json") });
+    expect(() => parseShimArgs([p.root, "--allow-from", "10.0.0.0/8"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(parseShimArgs([p.root]).http).toBeUndefined();
 
     const child = spawn(process.execPath, [path.resolve("dist/client/mcp.js"), p.root, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAudit } from "../../dist/client/audit.js";
 import { startHttpServer } from "../../dist/client/http.js";
-import { limitFor, permissionOf, RateLimiter, roleFor, TrustedProxies } from "../../dist/client/rbac.js";
+import { limitFor, permissionOf, RateLimiter, roleFor, AddressRanges } from "../../dist/client/rbac.js";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 import { metricValue, rpc, toolCall } from "./helpers.js";
@@ -46,9 +46,9 @@ describe("RBAC and rate limits", () => {
     expect(roleFor(DIRECTORY as any, "alice@example.com", ["devs", "admins"])).toBe("admin");
     expect(roleFor(DIRECTORY as any, "nobody", ["unknown"])).toBeUndefined();
     expect([limitFor("viewer"), limitFor("developer"), limitFor("admin"), limitFor("viewer", 5), limitFor("admin", 5)]).toEqual([30, 60, 0, 5, 0]);
-    const t = new TrustedProxies(["10.0.0.0/8", "::1"]);
+    const t = new AddressRanges(["10.0.0.0/8", "::1"]);
     expect([t.has("10.2.3.4"), t.has("::ffff:10.2.3.4"), t.has("::1"), t.has("127.0.0.1"), t.has(undefined)]).toEqual([true, true, true, false, false]);
-    expect(() => new TrustedProxies(["proxy.local"])).toThrowError(expect.objectContaining({ code: "CONFIG_INVALID" }));
+    expect(() => new AddressRanges(["proxy.local"])).toThrowError(expect.objectContaining({ code: "CONFIG_INVALID" }));
     const rl = new RateLimiter();
     for (let i = 0; i < 3; i++) expect(rl.take("u", 3, 1000 + i).ok).toBe(true);
     expect(rl.take("u", 3, 1010)).toEqual({ ok: false, retryAfterSeconds: 60 });

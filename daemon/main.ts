@@ -10,7 +10,7 @@ import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../clien
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { fileStamp, hasIndex, resolveProjectRoot, stateDirs } from "../shared/paths.js";
+import { fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
 import type { ProjectWatcher } from "./watch.js";
 

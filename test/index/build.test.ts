@@ -101,6 +101,26 @@ describe("typescript, javascript, go and java graphs", () => {
     expect(edge(after, "src/app/page.tsx", "src/lib/format.ts", "imports")).toBe(false);
   });
 
+  it("resolves Rust impl methods, trait impls, Type::new, self-calls and used functions", async () => {
+    const p = await open({
+      "src/main.rs": `mod net;\nmod store;\n\nuse crate::store::Store;\nuse net::client::connect;\n\n/// Entry point.\nfn main() {\n    let mut s = Store::new();\n    s.put("k", "v");\n    let c = connect("localhost");\n    helper(&c);\n}\n\nfn helper(c: &net::client::Conn) -> usize {\n    c.len()\n}\n`,
+      "src/store.rs": `use std::collections::HashMap;\n\n/// A key-value store in memory.\npub struct Store {\n    data: HashMap<String, String>,\n}\n\nimpl Store {\n    /// An empty store.\n    pub fn new() -> Self {\n        Store { data: HashMap::new() }\n    }\n\n    pub fn put(&mut self, k: &str, v: &str) {\n        self.check(k);\n        self.data.insert(k.to_string(), v.to_string());\n    }\n\n    fn check(&self, k: &str) {\n        assert!(!k.is_empty());\n    }\n}\n\npub trait Named {\n    fn name(&self) -> String;\n}\n\nimpl Named for Store {\n    fn name(&self) -> String { "store".into() }\n}\n`,
+      "src/net/mod.rs": `pub mod client;\n`,
+      "src/net/client.rs": `/// A connection to a host.\npub struct Conn { host: String }\n\n/// Opens a connection.\npub fn connect(host: &str) -> Conn {\n    Conn { host: host.to_string() }\n}\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    expect(g.nodes.find((n: any) => n.id === "src/store.rs::Store")).toMatchObject({ type: "struct", description: "A key-value store in memory." });
+    expect(g.nodes.find((n: any) => n.id === "src/store.rs::Store.new")).toMatchObject({ type: "method", parent: "src/store.rs::Store", description: "An empty store." });
+    expect(g.nodes.find((n: any) => n.id === "src/store.rs::Named").type).toBe("interface");
+    expect(edge(g, "src/store.rs::Store", "src/store.rs::Named", "inherits")).toBe(true);
+    expect(edge(g, "src/main.rs::main", "src/store.rs::Store.new")).toBe(true);
+    expect(edge(g, "src/main.rs::main", "src/net/client.rs::connect")).toBe(true);
+    expect(edge(g, "src/main.rs::main", "src/main.rs::helper")).toBe(true);
+    expect(edge(g, "src/store.rs::Store.put", "src/store.rs::Store.check")).toBe(true);
+    expect((await p.engine.search({ project_path: p.root, query: "key value store in memory" })).results[0].id).toBe("src/store.rs::Store");
+  });
+
   it("resolves Go calls across files of a package, receivers and imported packages", async () => {
     const p = await open({
       "go.mod": "module example.com/m\n",

@@ -107,6 +107,8 @@ describe("typescript, javascript, go and java graphs", () => {
       "src/store.rs": `use std::collections::HashMap;\n\n/// A key-value store in memory.\npub struct Store {\n    data: HashMap<String, String>,\n}\n\nimpl Store {\n    /// An empty store.\n    pub fn new() -> Self {\n        Store { data: HashMap::new() }\n    }\n\n    pub fn put(&mut self, k: &str, v: &str) {\n        self.check(k);\n        self.data.insert(k.to_string(), v.to_string());\n    }\n\n    fn check(&self, k: &str) {\n        assert!(!k.is_empty());\n    }\n}\n\npub trait Named {\n    fn name(&self) -> String;\n}\n\nimpl Named for Store {\n    fn name(&self) -> String { "store".into() }\n}\n`,
       "src/net/mod.rs": `pub mod client;\n`,
       "src/net/client.rs": `/// A connection to a host.\npub struct Conn { host: String }\n\n/// Opens a connection.\npub fn connect(host: &str) -> Conn {\n    Conn { host: host.to_string() }\n}\n`,
+      // A second \`connect\`: only the \`use\` says which one main calls.
+      "src/db.rs": `use super::net::client::Conn;\n\npub fn connect(url: &str) -> Option<Conn> { None }\n`,
     });
     await p.build();
     const g = graph(p.root);
@@ -118,6 +120,12 @@ describe("typescript, javascript, go and java graphs", () => {
     expect(edge(g, "src/main.rs::main", "src/net/client.rs::connect")).toBe(true);
     expect(edge(g, "src/main.rs::main", "src/main.rs::helper")).toBe(true);
     expect(edge(g, "src/store.rs::Store.put", "src/store.rs::Store.check")).toBe(true);
+    // use crate::…, a bare path from the crate root, super::…; std:: is no file of the project.
+    expect(edge(g, "src/main.rs", "src/store.rs", "imports")).toBe(true);
+    expect(edge(g, "src/main.rs", "src/net/client.rs", "imports")).toBe(true);
+    expect(edge(g, "src/db.rs", "src/net/client.rs", "imports")).toBe(true);
+    expect(g.edges.filter((e: any) => e.source === "src/store.rs" && e.type === "imports")).toEqual([]);
+    expect(edge(g, "src/main.rs::main", "src/db.rs::connect")).toBe(false);
     expect((await p.engine.search({ project_path: p.root, query: "key value store in memory" })).results[0].id).toBe("src/store.rs::Store");
   });
 

@@ -53,8 +53,8 @@ export interface ProjectWatcher {
 const DEFAULT_QUIET_MS = 300;
 const DEFAULT_MAX_DELAY_MS = 2000;
 
-/** Files at the root whose edits change what is indexed (codemem.toml) or how imports resolve (module aliases). */
-const CONFIG_FILES = new Set(["codemem.toml", "tsconfig.json", "jsconfig.json"]);
+/** Settings whose edits change what is indexed (codemem.toml, at the root) or how imports resolve (module aliases, per package). */
+const isSettings = (rel: string): boolean => rel === "codemem.toml" || /(^|\/)(tsconfig|jsconfig)\.json$/.test(rel);
 
 /** Decides, for paths chokidar reports, whether they can matter to the index. */
 export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, stats?: fs.Stats) => boolean; gitignoreChanged: (rel: string) => void } {
@@ -97,7 +97,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
     if (segments.some((s) => ALWAYS_EXCLUDED_DIRS.has(s))) return true;
     let isDir: boolean;
     if (stats) isDir = stats.isDirectory();
-    else if (languageForPath(base) || base === ".gitignore" || CONFIG_FILES.has(rel)) isDir = false;
+    else if (languageForPath(base) || base === ".gitignore" || isSettings(rel)) isDir = false;
     else {
       try {
         isDir = fs.statSync(abs).isDirectory();
@@ -106,7 +106,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
       }
     }
     if (isDir) return filter.dirExcluded(rel, path.dirname(abs)) || gitignored(rel, true);
-    if (base === ".gitignore" || CONFIG_FILES.has(rel)) return false;
+    if (base === ".gitignore" || isSettings(rel)) return false;
     if (!languageForPath(base)) return true; // temp files of atomic saves, docs, assets
     return filter.fileExcluded(rel) || gitignored(rel, false);
   };
@@ -194,7 +194,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
     if (base === ".gitignore") {
       gitignoreChanged(rel);
       pending.add(rel); // a changed ignore list can add or drop files: rebuild
-    } else if (CONFIG_FILES.has(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
+    } else if (isSettings(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
     else return;
     target.markChanged();
     if (!firstEventAt) firstEventAt = Date.now();

@@ -15,7 +15,7 @@ import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
 import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
-import { readTsPaths } from "./ts-paths.js";
+import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
 import { splitWords } from "./text.js";
@@ -178,8 +178,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       changed.push({ row, source: redact ? redactSecrets(text, c.path).text : text });
     }
     const removed = [...previous.keys()].filter((p) => !current.has(p));
-    // Module aliases: an edit of tsconfig.json changes how imports resolve.
-    const tsPaths = readTsPaths(cfg.root);
+    // Module aliases: an edit of a tsconfig.json changes how imports resolve.
+    const tsConfigs = new TsConfigs(cfg.root);
+    const tsPaths = tsConfigs.summary(found.files.map((f) => f.path));
     lap("scan");
     // Nothing changed on disk since the last build (a daemon's catch-up build, a repeated `codemem
     // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten. A
@@ -192,7 +193,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       removed.length === 0 &&
       stored.index_version === INDEX_VERSION &&
       stored.content_skipped === sortedJson(contentSkipped) &&
-      (stored.ts_paths ?? "") === JSON.stringify(tsPaths ?? "") &&
+      stored.ts_paths === tsPaths &&
       graphFileBuiltAt(dirs.graphFile) === stored.built_at;
     if (unchanged) {
       return finish({ changed_paths: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, skipped);
@@ -255,7 +256,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of extracts.keys()) touched.add(f);
       for (const f of previous.keys()) touched.add(f);
     } else {
-      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths }));
+      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths: (file) => tsConfigs.forFile(file) }));
       const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
       if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
@@ -332,7 +333,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         exclude_secrets: String(redact),
         content_skipped: sortedJson(contentSkipped),
         parse_failed: sortedJson(parseFailed),
-        ts_paths: JSON.stringify(tsPaths ?? ""),
+        ts_paths: tsPaths,
       },
     });
     lap("write");

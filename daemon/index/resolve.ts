@@ -47,9 +47,9 @@ export function edgeKeyer(): (source: string, target: string, type: string) => n
 
 /**
  * Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits).
- * `tsPaths`: the project's TypeScript/JavaScript module aliases (`@/lib/x`), from its tsconfig.
+ * `tsPaths`: a TypeScript/JavaScript file's module aliases (`@/lib/x`), from its tsconfig.
  */
-export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: TsPaths } = {}): ResolvedGraph {
+export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}): ResolvedGraph {
   const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
   const nodes: NodeRecord[] = [];
   const edges: GraphEdge[] = [];
@@ -211,7 +211,7 @@ export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: TsPaths 
       return p ? [p] : [];
     }
     if (lang === "typescript" || lang === "tsx" || lang === "javascript") {
-      const bases = spec.startsWith(".") ? [path.posix.normalize(path.posix.join(fi.dir, spec))] : aliasBases(spec, opts.tsPaths);
+      const bases = spec.startsWith(".") ? [path.posix.normalize(path.posix.join(fi.dir, spec))] : aliasBases(spec, opts.tsPaths?.(fi.ex.path));
       for (const base of bases) {
         const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
         for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {

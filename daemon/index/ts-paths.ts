@@ -17,10 +17,52 @@ interface CompilerOptions {
   paths?: Record<string, string[]>;
 }
 
-/** The aliases in effect at the project root, or undefined when there are none (or no readable config). */
-export function readTsPaths(root: string): TsPaths | undefined {
-  for (const name of ["tsconfig.json", "jsconfig.json"]) {
-    const file = path.join(root, name);
+const CONFIG_NAMES = ["tsconfig.json", "jsconfig.json"];
+
+/**
+ * The aliases each TypeScript or JavaScript file is compiled with: those of the nearest
+ * tsconfig.json or jsconfig.json at or above its directory (a monorepo's packages have their own).
+ */
+export class TsConfigs {
+  /** Project-relative directory → the directory of its nearest config ("" = root), or null. */
+  private readonly configDirOf = new Map<string, string | null>();
+  private readonly pathsOf = new Map<string, TsPaths | undefined>();
+
+  constructor(private readonly root: string) {}
+
+  forFile(file: string): TsPaths | undefined {
+    const dir = this.nearest(path.posix.dirname(file));
+    if (dir === null) return undefined;
+    if (!this.pathsOf.has(dir)) this.pathsOf.set(dir, readTsPaths(this.root, dir));
+    return this.pathsOf.get(dir);
+  }
+
+  /** The aliases of every config the TypeScript and JavaScript files among `files` use, by config directory: what a build resolves with. */
+  summary(files: string[]): string {
+    const used: Record<string, TsPaths | undefined> = {};
+    for (const f of files) {
+      if (!/\.(m|c)?[jt]sx?$/.test(f)) continue;
+      const dir = this.nearest(path.posix.dirname(f));
+      if (dir !== null && !(dir in used)) used[dir] = this.forFile(f);
+    }
+    return JSON.stringify(Object.fromEntries(Object.entries(used).filter(([, p]) => p !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
+  }
+
+  private nearest(dir: string): string | null {
+    const key = dir === "." ? "" : dir;
+    let hit = this.configDirOf.get(key);
+    if (hit === undefined) {
+      hit = CONFIG_NAMES.some((n) => fs.existsSync(path.join(this.root, key, n))) ? key : key === "" ? null : this.nearest(path.posix.dirname(key));
+      this.configDirOf.set(key, hit);
+    }
+    return hit;
+  }
+}
+
+/** The aliases of the config in `dir` (project-relative, "" = root), or undefined when there are none (or no readable config). */
+export function readTsPaths(root: string, dir = ""): TsPaths | undefined {
+  for (const name of CONFIG_NAMES) {
+    const file = path.join(root, dir, name);
     if (!fs.existsSync(file)) continue;
     const found: { baseUrl?: string; paths?: Record<string, string[]>; pathsDir?: string } = {};
     collect(root, file, found, 0);

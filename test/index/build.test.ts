@@ -101,6 +101,22 @@ describe("typescript, javascript, go and java graphs", () => {
     expect(edge(after, "src/app/page.tsx", "src/lib/format.ts", "imports")).toBe(false);
   });
 
+  it("in a monorepo each package's files resolve aliases by the package's own tsconfig", async () => {
+    const p = await open({
+      "packages/web/tsconfig.json": `{ "compilerOptions": { "paths": { "@/*": ["./src/*"] } } }\n`,
+      "packages/web/src/util.ts": `export function slug(s: string): string { return s.toLowerCase(); }\n`,
+      "packages/web/src/page.ts": `import { slug } from "@/util";\nexport function render(t: string): string { return slug(t); }\n`,
+      "packages/api/tsconfig.json": `{ "compilerOptions": { "baseUrl": "lib", "paths": { "@/*": ["*"] } } }\n`,
+      "packages/api/lib/util.ts": `export function slug(s: string): string { return s.trim(); }\n`,
+      "packages/api/lib/route.ts": `import { slug } from "@/util";\nexport function handle(t: string): string { return slug(t); }\n`,
+    });
+    await p.build();
+    const g = graph(p.root);
+    expect(edge(g, "packages/web/src/page.ts::render", "packages/web/src/util.ts::slug")).toBe(true);
+    expect(edge(g, "packages/api/lib/route.ts::handle", "packages/api/lib/util.ts::slug")).toBe(true);
+    expect(edge(g, "packages/web/src/page.ts::render", "packages/api/lib/util.ts::slug")).toBe(false);
+  });
+
   it("resolves Rust impl methods, trait impls, Type::new, self-calls and used functions", async () => {
     const p = await open({
       "src/main.rs": `mod net;\nmod store;\n\nuse crate::store::Store;\nuse net::client::connect;\n\n/// Entry point.\nfn main() {\n    let mut s = Store::new();\n    s.put("k", "v");\n    let c = connect("localhost");\n    helper(&c);\n}\n\nfn helper(c: &net::client::Conn) -> usize {\n    c.len()\n}\n`,

@@ -14,7 +14,7 @@ import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
-import { edgeKeyer, resolveGraph, type NodeRecord } from "./resolve.js";
+import { edgeKeyer, resolveGraph, type EdgeKeyer, type NodeRecord } from "./resolve.js";
 import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphEdge } from "./types.js";
 import { discover, inspectContent, type Skipped } from "./walk.js";
@@ -34,6 +34,9 @@ export interface BuildCache {
   extracts: Map<string, FileExtract>;
   edges: GraphEdge[];
   communityOf: Map<string, number>;
+  /** The keyer of these builds and each edge's key from it, in the order of `edges`: the next diff keys only new edges. */
+  keyOf: EdgeKeyer;
+  edgeKeys: (number | string)[];
 }
 
 export interface BuildOptions {
@@ -241,6 +244,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     progress({ phase: "resolve", done: 0, total: extracts.size });
     let nodes: NodeRecord[];
     let edges: GraphEdge[];
+    // One keyer across a daemon's builds, so the previous build's edge keys compare with this one's.
+    const keyOf = warm?.keyOf ?? edgeKeyer();
+    let edgeKeys: (number | string)[];
     let communityOf: Map<string, number>;
     let communities;
     let reclustered = true;
@@ -249,6 +255,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const ext = loadExternal(cfg, extracts);
       nodes = ext.nodes;
       edges = ext.edges;
+      edgeKeys = edges.map((e) => keyOf(e.source, e.target, e.type));
       communityOf = ext.communityOf;
       communities = ext.communities;
       // The external graph replaces every node, including those of files it no longer mentions.
@@ -256,7 +263,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of extracts.keys()) touched.add(f);
       for (const f of previous.keys()) touched.add(f);
     } else {
-      ({ nodes, edges } = resolveGraph([...extracts.values()], { tsPaths: (file) => tsConfigs.forFile(file) }));
+      ({ nodes, edges, keys: edgeKeys } = resolveGraph([...extracts.values()], { tsPaths: (file) => tsConfigs.forFile(file), keyOf }));
       const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
       const churn = touched.size / Math.max(1, extracts.size);
       if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
@@ -303,10 +310,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     progress({ phase: "write", done: 0, total: 1 });
     // A forced build into the same index still removes edges that no longer exist (a fresh index has none).
     const oldEdges = warm && !force ? warm.edges : await store.edges();
-    const keyOf = edgeKeyer();
-    const key = (e: GraphEdge) => keyOf(e.source, e.target, e.type);
-    const oldKeys = new Set(oldEdges.map(key));
-    const newKeys = new Set(edges.map(key));
+    const oldKeyList = warm && !force ? warm.edgeKeys : oldEdges.map((e) => keyOf(e.source, e.target, e.type));
+    const oldKeys = new Set(oldKeyList);
+    const newKeys = new Set(edgeKeys);
     const totalTokens = [...extracts.values()].reduce((s, e) => s + e.tokens, 0);
     const builtAt = new Date().toISOString();
     await store.apply({
@@ -314,8 +320,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       upsertFiles: upserts,
       replaceNodesOf: [...touched],
       nodes: delta,
-      edgesAdded: edges.filter((e) => !oldKeys.has(key(e))),
-      edgesRemoved: oldEdges.filter((e) => !newKeys.has(key(e))),
+      edgesAdded: edges.filter((_, i) => !oldKeys.has(edgeKeys[i])),
+      edgesRemoved: oldEdges.filter((_, i) => !newKeys.has(oldKeyList[i])),
       communities,
       communityOf,
       // Only nodes whose community moved are rewritten.
@@ -338,7 +344,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     });
     lap("write");
     if (opts.optimize) await store.optimize();
-    if (opts.cache) opts.cache.value = { extracts, edges, communityOf };
+    if (opts.cache) opts.cache.value = { extracts, edges, communityOf, keyOf, edgeKeys };
     await store.close();
 
     if (source === "builtin") {

@@ -16,7 +16,11 @@ export interface NodeRecord extends GraphNode {
 export interface ResolvedGraph {
   nodes: NodeRecord[];
   edges: GraphEdge[];
+  /** Each edge's key from the keyer used (`opts.keyOf`, else a fresh one), in the order of `edges`. */
+  keys: (number | string)[];
 }
+
+export type EdgeKeyer = (source: string, target: string, type: string) => number | string;
 
 interface FileIndex {
   ex: FileExtract;
@@ -33,7 +37,7 @@ interface FileIndex {
  * one number, so deduplicating or comparing the edges of a large graph allocates no strings (a
  * string key only past 2^24 node ids or 32 edge types). One edge always gets the same key.
  */
-export function edgeKeyer(): (source: string, target: string, type: string) => number | string {
+export function edgeKeyer(): EdgeKeyer {
   const ids = new Map<string, number>();
   const types = new Map<string, number>();
   const num = (m: Map<string, number>, k: string) => m.get(k) ?? m.set(k, m.size).get(k)!;
@@ -49,17 +53,19 @@ export function edgeKeyer(): (source: string, target: string, type: string) => n
  * Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits).
  * `tsPaths`: a TypeScript/JavaScript file's module aliases (`@/lib/x`), from its tsconfig.
  */
-export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}): ResolvedGraph {
+export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}): ResolvedGraph {
   const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
   const nodes: NodeRecord[] = [];
   const edges: GraphEdge[] = [];
-  const keyOf = edgeKeyer();
+  const keyOf = opts.keyOf ?? edgeKeyer();
   const edgeKeys = new Set<number | string>();
+  const keys: (number | string)[] = [];
   const addEdge = (source: string, target: string, type: GraphEdge["type"]) => {
     if (source === target) return;
     const k = keyOf(source, target, type);
     if (edgeKeys.has(k)) return;
     edgeKeys.add(k);
+    keys.push(k);
     edges.push({ source, target, type });
   };
 
@@ -347,7 +353,7 @@ export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: s
       if (target) addEdge(callerId, target, "calls");
     }
   }
-  return { nodes, edges };
+  return { nodes, edges, keys };
 }
 
 function memberList(m: Map<string, string[]>, key: string): string[] {

@@ -55,8 +55,9 @@ export class ProjectEngine {
   private buildCache: { value?: BuildCache } = {};
   private synapsesStore?: SynapseStore;
 
-  /** codemem.toml's size and mtime when `cfg` was resolved. */
+  /** codemem.toml's size and mtime when `cfg` was resolved, and of a version that failed to parse. */
   private configStamp: string;
+  private brokenStamp?: string;
 
   private constructor(
     readonly root: string,
@@ -75,12 +76,13 @@ export class ProjectEngine {
    */
   private refreshConfig(forBuild: boolean): void {
     const stamp = fileStamp(stateDirs(this.root).configFile);
-    if (stamp === this.configStamp) return;
+    if (stamp === this.configStamp || (!forBuild && stamp === this.brokenStamp)) return;
     let cfg: ResolvedConfig;
     try {
       cfg = resolveConfig(this.root, this.opts.flags ?? {});
     } catch (err) {
       if (forBuild) throw err;
+      this.brokenStamp = stamp; // said once, not on every answer
       log.warn("codemem.toml is invalid; answering with the last good settings", { error: (err as Error).message });
       return;
     }

@@ -1,7 +1,9 @@
+import fs from "node:fs";
 import { filesOf, nodesOf } from "../shared/activity.js";
+import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { appendEvent } from "../shared/events.js";
-import { hasIndex } from "../shared/paths.js";
+import { hasIndex, stateDirs } from "../shared/paths.js";
 import { callDaemon } from "./rpc.js";
 
 /** Tools that only read the code index. */
@@ -14,8 +16,9 @@ const ANSWERS_FROM_INDEX = new Set(["codemem_query", "codemem_search", "codemem_
 export async function callTool(root: string, op: string, input: Record<string, unknown>, source: "cli" | "mcp"): Promise<unknown> {
   const started = performance.now();
   const tool = op.startsWith("codemem_") ? op : `codemem_${op}`; // the declarations (zod) stay unloaded in the CLI
-  // Answered here: no daemon is started, and nothing is written, in a directory never built.
-  if (ANSWERS_FROM_INDEX.has(tool) && !hasIndex(root)) {
+  // Answered here: no daemon is started, and nothing is written, in a directory never built. A
+  // project with settings (codemem.toml, CODEMEM_BACKEND) may read a shared index built elsewhere.
+  if (ANSWERS_FROM_INDEX.has(tool) && !hasIndex(root) && !fs.existsSync(stateDirs(root).configFile) && !resolveProcessSettings().backend) {
     throw new CodememError("INDEX_MISSING", `${root} has no index yet; build it first (\`codemem build ${root}\` or the codemem_build tool).`, { value: root });
   }
   try {

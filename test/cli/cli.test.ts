@@ -33,7 +33,7 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(cli(["skeleton", ".", "shop/models.py"]).stdout).toMatch(/L15-24 class Order\(Entity\)/);
   });
 
-  it("exits with the error family's code and a message naming the value", () => {
+  it("exits with the error family's code and a message naming the value", async () => {
     const missing = cli(["stats", "/no/such/project"]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/PATH_NOT_FOUND.*\/no\/such\/project/);
@@ -46,7 +46,13 @@ describe("codemem CLI (a thin client of the daemon)", () => {
       }
       // No daemon was started and nothing was written there.
       expect(fs.readdirSync(never.root)).toEqual(["a.py"]);
+      // With settings, the index may live elsewhere (a shared PostgreSQL): the daemon is asked.
+      never.write("codemem.toml", "[query]\nbudget = 600\n");
+      const asked = cli(["stats", never.root]);
+      expect(asked.status).toBe(3);
+      expect(asked.stderr).toMatch(/INDEX_MISSING: No index at /);
     } finally {
+      await stopDaemon(never.root);
       never.cleanup();
     }
     const everything = cli(["build", "/"]);

@@ -92,9 +92,17 @@ export function stateDirs(root: string) {
 }
 
 /** Writes a file so readers see either the old or the new content, never a partial one. */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8Array[]): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  fs.writeFileSync(tmp, data);
+  if (Array.isArray(data)) {
+    // Chunks written as they are: no joined copy of a large file in memory.
+    const fd = fs.openSync(tmp, "w");
+    try {
+      for (let i = 0; i < data.length; i += 512) fs.writevSync(fd, data.slice(i, i + 512));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } else fs.writeFileSync(tmp, data);
   fs.renameSync(tmp, file);
 }

@@ -11,7 +11,7 @@ import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./do
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
-import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
+import { graphFileBuiltAt, readGraphFile, writeGraphFileParts } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
 import { edgeKeyer, resolveGraph, type EdgeKeyer, type NodeRecord } from "./resolve.js";
@@ -37,6 +37,8 @@ export interface BuildCache {
   /** The keyer of these builds and each edge's key from it, in the order of `edges`: the next diff keys only new edges. */
   keyOf: EdgeKeyer;
   edgeKeys: (number | string)[];
+  /** graph.json's nodes serialised per file, reused while the file's extract, communities and parents stay. */
+  graphParts: Map<string, { extract: FileExtract; sig: string; json: Buffer }>;
 }
 
 export interface BuildOptions {
@@ -344,12 +346,14 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     });
     lap("write");
     if (opts.optimize) await store.optimize();
-    if (opts.cache) opts.cache.value = { extracts, edges, communityOf, keyOf, edgeKeys };
+    const graphParts = warm?.graphParts ?? new Map<string, { extract: FileExtract; sig: string; json: Buffer }>();
+    if (opts.cache) opts.cache.value = { extracts, edges, communityOf, keyOf, edgeKeys, graphParts };
     await store.close();
 
     if (source === "builtin") {
       for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
-      const write = () => writeGraphFile(dirs.graphFile, { nodes: nodes.map(({ code: _c, bases: _b, ...rest }) => rest), edges, communities }, { built_at: builtAt, index_version: INDEX_VERSION });
+      const nodeParts = graphJsonParts(nodes, extracts, graphParts);
+      const write = () => writeGraphFileParts(dirs.graphFile, nodeParts, edges, communities, { built_at: builtAt, index_version: INDEX_VERSION });
       if (opts.deferGraphFile) opts.deferGraphFile(write);
       else write();
     }
@@ -358,6 +362,30 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   } finally {
     await store.close();
   }
+}
+
+/**
+ * graph.json's nodes, serialised one file at a time (nodes come grouped by file). A file's text is
+ * reused while its extract (the same object) and its nodes' communities and parents are unchanged.
+ */
+function graphJsonParts(nodes: NodeRecord[], extracts: Map<string, FileExtract>, cache: Map<string, { extract: FileExtract; sig: string; json: Buffer }>): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < nodes.length; ) {
+    const file = nodes[i].file_path;
+    let j = i;
+    let sig = "";
+    for (; j < nodes.length && nodes[j].file_path === file; j++) sig += `${nodes[j].community}:${nodes[j].parent ?? ""};`;
+    const extract = extracts.get(file)!;
+    let hit = cache.get(file);
+    if (!hit || hit.extract !== extract || hit.sig !== sig) {
+      hit = { extract, sig, json: Buffer.from(nodes.slice(i, j).map(({ code: _c, bases: _b, ...rest }) => JSON.stringify(rest)).join(",")) };
+      cache.set(file, hit);
+    }
+    out.push(hit.json);
+    i = j;
+  }
+  for (const file of cache.keys()) if (!extracts.has(file)) cache.delete(file);
+  return out;
 }
 
 /** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */

@@ -7,14 +7,20 @@ export const BUILTIN_GENERATOR = "codemem-builtin";
 
 /** Writes graph.json in the spec's format (extra fields included) so readers never see half a file. */
 export function writeGraphFile(file: string, graph: CodeGraph, meta: Record<string, unknown>): void {
-  const body = {
-    generator: BUILTIN_GENERATOR,
-    ...meta,
-    nodes: graph.nodes,
-    edges: graph.edges,
-    communities: graph.communities,
-  };
-  writeFileAtomic(file, JSON.stringify(body));
+  writeGraphFileParts(file, graph.nodes.map((n) => Buffer.from(JSON.stringify(n))), graph.edges, graph.communities, meta);
+}
+
+/**
+ * The same file from nodes already serialised (UTF-8), in runs (one per file of the project): the
+ * bytes JSON.stringify gives for the whole graph, written without joining them first.
+ */
+export function writeGraphFileParts(file: string, nodeParts: Uint8Array[], edges: GraphEdge[], communities: GraphCommunity[], meta: Record<string, unknown>): void {
+  const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
+  const comma = Buffer.from(",");
+  const chunks: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"nodes":[`)];
+  nodeParts.forEach((p, i) => chunks.push(...(i > 0 ? [comma, p] : [p])));
+  chunks.push(Buffer.from(`],"edges":${JSON.stringify(edges)},"communities":${JSON.stringify(communities)}}`));
+  writeFileAtomic(file, chunks);
 }
 
 /**

@@ -319,6 +319,9 @@ describe("incremental builds", () => {
       expect(text(warm.root)).toBe(text(cold.root));
     }
     expect(graph(warm.root).nodes.find((n: any) => n.id === "server/listen.go::Server.listen").parent).toBe("server/types.go::Server");
+    // Written from per-file pieces, the file is still exactly what JSON.stringify gives for the graph.
+    const raw = fs.readFileSync(path.join(warm.root, "codegraph-out/graph.json"), "utf8");
+    expect(JSON.stringify(JSON.parse(raw))).toBe(raw);
   });
 
   it("a build with nothing changed rewrites nothing; a missing graph.json or a touched file is still handled", async () => {

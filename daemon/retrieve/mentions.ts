@@ -28,6 +28,11 @@ export class NameIndex {
   private readonly moduleWords = new Map<string, Set<string>>();
 
   constructor(nodes: CatalogNode[]) {
+    this.add(nodes);
+  }
+
+  /** Nodes of re-indexed files: appended, as a rebuild over the patched catalog would order them. */
+  add(nodes: CatalogNode[]): void {
     for (const n of nodes) {
       push(this.byName, nameKey(n), n);
       if (n.qualified_name !== n.name) push(this.byQualified, n.qualified_name.toLowerCase(), n);
@@ -37,6 +42,21 @@ export class NameIndex {
         for (const w of n.name.toLowerCase().split(/[^a-z0-9_$]+/)) if (w) words.push(w);
         this.moduleWords.set(n.file_path, new Set(words));
       }
+    }
+  }
+
+  /** Nodes of re-indexed or removed files. */
+  remove(nodes: CatalogNode[]): void {
+    const gone = new Set(nodes);
+    const drop = (m: Map<string, CatalogNode[]>, key: string) => {
+      const kept = m.get(key)?.filter((x) => !gone.has(x));
+      if (kept?.length) m.set(key, kept);
+      else m.delete(key);
+    };
+    for (const n of nodes) {
+      drop(this.byName, nameKey(n));
+      if (n.qualified_name !== n.name) drop(this.byQualified, n.qualified_name.toLowerCase());
+      if (n.type === "module") this.moduleWords.delete(n.file_path);
     }
   }
 

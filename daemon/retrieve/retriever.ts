@@ -40,7 +40,7 @@ export class Retriever {
   nodes: MemNode[] = [];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
-  private names = new NameIndex([]);
+  private readonly names = new NameIndex([]);
   neighbors = new Map<string, { id: string; type: string }[]>();
   communities: GraphCommunity[] = [];
   meta: Record<string, string> = {};
@@ -51,7 +51,8 @@ export class Retriever {
 
   static async open(store: IndexStore): Promise<Retriever> {
     const r = new Retriever(store);
-    r.setNodes(await store.catalog());
+    const all = await store.catalog();
+    r.patchNodes(all, [], all);
     r.countTerms(r.nodes, 1);
     r.neighbors = adjacency(await store.edges());
     await r.reloadRows();
@@ -61,20 +62,26 @@ export class Retriever {
   /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
   summary = { languages: [] as string[], symbols: 0 };
 
-  private setNodes(nodes: MemNode[]): void {
+  /** The catalog becomes `nodes`: the lookups drop `gone` and take `fresh`, the rest stands. */
+  private patchNodes(nodes: MemNode[], gone: MemNode[], fresh: MemNode[]): void {
     this.nodes = nodes;
-    this.byId.clear();
-    this.byRowid.clear();
+    for (const n of gone) {
+      this.byId.delete(n.id);
+      this.byRowid.delete(n.rowid);
+    }
+    for (const n of fresh) {
+      this.byId.set(n.id, n);
+      this.byRowid.set(n.rowid, n);
+    }
+    this.names.remove(gone);
+    this.names.add(fresh);
     const languages = new Set<string>();
     let symbols = 0;
     for (const n of nodes) {
-      this.byId.set(n.id, n);
-      this.byRowid.set(n.rowid, n);
       languages.add(n.language);
       if (n.type !== "module") symbols++;
     }
     this.summary = { languages: [...languages].sort(), symbols };
-    this.names = new NameIndex(nodes);
   }
 
   /** Re-reads the small tables (meta, communities, file rows): all a build that changed no node moves. */
@@ -92,11 +99,12 @@ export class Retriever {
     const changed = new Set(files);
     const fresh = await this.store.catalog(files);
     await this.store.refresh(files);
+    const gone = this.nodes.filter((n) => changed.has(n.file_path));
     const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
     for (const n of nodes) n.community = communityOf.get(n.id) ?? n.community;
-    this.countTerms(this.nodes.filter((n) => changed.has(n.file_path)), -1);
+    this.countTerms(gone, -1);
     this.countTerms(fresh, 1);
-    this.setNodes(nodes);
+    this.patchNodes(nodes, gone, fresh);
     this.neighbors = adjacency(edges);
     await this.reloadRows();
   }

@@ -40,3 +40,19 @@ describe("names in a question", () => {
     expect(strengths("an empty error")).toEqual({});
   });
 });
+
+describe("a name index patched after a re-index", () => {
+  it("forgets the nodes of a re-indexed file and finds its new ones, as one built afresh would", () => {
+    const before = [node("pay/card.py", "card", "module"), node("pay/card.py", "charge_card"), node("pay/card.py", "Card.refund", "method"), node("pay/bank.py", "wire_funds")];
+    const patched = new NameIndex(before);
+    const after = [node("pay/card.py", "card", "module"), node("pay/card.py", "capture_card"), node("pay/card.py", "Card.refund", "method")];
+    patched.remove(before.filter((n) => n.file_path === "pay/card.py"));
+    patched.add(after);
+    const fresh = new NameIndex([before[3], ...after]);
+    for (const q of ["what does charge_card() do", "how does capture_card() work", "when is Card.refund called", "the card module", "and wire_funds()"]) {
+      const ids = (ix: NameIndex) => ix.find(q).map((m) => `${m.node.id} ${m.strength}`);
+      expect(ids(patched), q).toEqual(ids(fresh));
+    }
+    expect(patched.find("what does charge_card() do")).toEqual([]);
+  });
+});

@@ -375,10 +375,28 @@ export class ProjectEngine {
     return this.synapsesStore;
   }
 
+  private synapsesWarned = false;
+
+  /**
+   * The synapse store for learning and recall alongside answers, or undefined when it is unreadable:
+   * answers go on without it (warned once); the synapse tools themselves report the error.
+   */
+  private synapsesIfReadable(): SynapseStore | undefined {
+    try {
+      return this.synapses();
+    } catch (err) {
+      if (!this.synapsesWarned) log.warn("synapse store unreadable; answering and indexing without it", { error: (err as Error).message });
+      this.synapsesWarned = true;
+      return undefined;
+    }
+  }
+
   /** Spreading activation from the strongest hits, for search and query; off when configured so. */
   private recall(): ((seeds: string[]) => Map<string, number>) | undefined {
     if (!this.cfg.query.synapseRecall || !fs.existsSync(stateDirs(this.root).synapseDb)) return undefined;
-    return (seeds) => new Map(this.synapses().neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation]));
+    const store = this.synapsesIfReadable();
+    if (!store) return undefined;
+    return (seeds) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation]));
   }
 
   /** Name and place of a node for synapse reports; ids missing from the index stay undescribed. */
@@ -449,7 +467,8 @@ export class ProjectEngine {
     if (ids.length === 1) {
       for (const nb of r.neighbors.get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
     }
-    const { pairs } = this.sideEffects && ids.length > 1 ? this.synapses().reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
+    const store = this.sideEffects && ids.length > 1 ? this.synapsesIfReadable() : undefined;
+    const { pairs } = store ? store.reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
     return { reinforced_pairs: pairs, nodes: ids.length };
   }
 
@@ -458,7 +477,7 @@ export class ProjectEngine {
     if (!this.sideEffects) return;
     const r = await this.retriever();
     const ids = files.filter((f) => r.byId.has(f));
-    if (ids.length > 1) this.synapses().reinforce(ids, { source: "watch" });
+    if (ids.length > 1) this.synapsesIfReadable()?.reinforce(ids, { source: "watch" });
     appendEvent(this.root, { source: "watch", kind: "watch_batch", files: files.slice(0, 50), nodes: ids.slice(0, 50) });
   }
 
@@ -478,7 +497,7 @@ export class ProjectEngine {
     if (this.sideEffects && REINFORCING.has(op.name)) {
       // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
       const ids = nodesOf(result).slice(0, 12);
-      if (ids.length > 1) this.synapses().reinforce(ids, { source: `tool:${op.name}` });
+      if (ids.length > 1) this.synapsesIfReadable()?.reinforce(ids, { source: `tool:${op.name}` });
     }
     if (op.name === "build" && this.sideEffects) {
       const b = result as Output<typeof ops.build>;

@@ -23,6 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { CodememError } from "../../shared/errors.js";
 
 export interface SynapseParams {
   /** w ← w + lr·(1 − w), capped at 1. */
@@ -185,15 +186,25 @@ export class SynapseStore {
   /** Opens (creating if needed) the store at `file`; `params` overrides defaults for this process. */
   static open(file: string, params: Partial<SynapseParams> = {}): SynapseStore {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const db = new Database(file);
-    db.pragma("busy_timeout = 5000");
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("cache_size = -16384"); // 16 MiB: a 100k-edge store with its indexes stays in memory
-    // Checkpoints run deferred, off the reinforce call (see afterWrite); SQLite's own automatic
-    // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
-    db.pragma("wal_autocheckpoint = 16384");
-    db.exec(SCHEMA);
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file);
+      db.pragma("busy_timeout = 5000");
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("cache_size = -16384"); // 16 MiB: a 100k-edge store with its indexes stays in memory
+      // Checkpoints run deferred, off the reinforce call (see afterWrite); SQLite's own automatic
+      // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
+      db.pragma("wal_autocheckpoint = 16384");
+      db.exec(SCHEMA);
+    } catch (err) {
+      db?.close();
+      throw new CodememError(
+        "INDEX_CORRUPT",
+        `The synapse store ${file} is unreadable (${(err as Error).message}); move it aside or delete it to start the learned associations over (the code index is not affected).`,
+        { file },
+      );
+    }
     return new SynapseStore(db, Object.freeze({ ...SYNAPSE_PARAMS, ...params }));
   }
 

@@ -66,3 +66,27 @@ describe("every source reinforces the shared synapse store", () => {
     fs.rmSync(path.join(p.root, "codemem.toml"));
   });
 });
+
+describe("an unreadable synapse store", () => {
+  it("does not stop answers or hooks; the synapse tools name the file and the fix; a fresh store works again", async () => {
+    const q = makeProject(PY_PROJECT);
+    const e = await ProjectEngine.open(q.root);
+    try {
+      await e.build({ project_path: q.root });
+      fs.mkdirSync(path.join(q.root, ".codemem"), { recursive: true });
+      fs.writeFileSync(path.join(q.root, ".codemem/synapses.db"), "not a database, a broken copy");
+      const a = (await e.dispatch("query", { project_path: q.root, question: "card charge and gateway retries" })) as { citations: unknown[] };
+      expect(a.citations.length).toBeGreaterThan(0);
+      expect(((await e.dispatch("search", { project_path: q.root, query: "charge card" })) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+      expect(await e.dispatch("hook_event", { project_path: q.root, event: "post_tool_use", files: ["shop/models.py", "shop/payments.py"] })).toMatchObject({ reinforced_pairs: 0 });
+      await expect(e.dispatch("synapse_stats", { project_path: q.root })).rejects.toMatchObject({ code: "INDEX_CORRUPT", message: expect.stringContaining(".codemem/synapses.db is unreadable") });
+      // The damaged file is the user's to move aside; then learning starts over.
+      fs.rmSync(path.join(q.root, ".codemem/synapses.db"));
+      await e.dispatch("query", { project_path: q.root, question: "card charge and gateway retries" });
+      expect(((await e.dispatch("synapse_stats", { project_path: q.root })) as { edges: number }).edges).toBeGreaterThan(0);
+    } finally {
+      await e.close();
+      q.cleanup();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { log } from "../shared/log.js";
 import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
-import { fileStamp, resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
+import { fileStamp, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import { buildIndex, fileStamps, type BuildCache, type BuildProgress } from "./index/build.js";
@@ -238,7 +238,7 @@ export class ProjectEngine {
     for (const f of discover(this.cfg).files) {
       seen.add(f.path);
       const prev = indexed.get(f.path);
-      if (prev ? prev.size !== f.size || prev.mtime_ms !== f.mtimeMs : leftOut[f.path] !== `${f.size}:${f.mtimeMs}`) pending.push(f.path);
+      if (prev ? prev.size !== f.size || prev.mtime_ms !== f.mtimeMs : leftOut[f.path] !== sizeStamp(f.size, f.mtimeMs)) pending.push(f.path);
     }
     for (const p of indexed.keys()) if (!seen.has(p)) pending.push(p);
     const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };

@@ -4,8 +4,9 @@ import { watch, type FSWatcher } from "chokidar";
 import ignore, { type Ignore } from "ignore";
 import type { ResolvedConfig } from "../shared/config.js";
 import { log } from "../shared/log.js";
-import { hasIndex } from "../shared/paths.js";
+import { CONFIG_FILE_NAME, hasIndex } from "../shared/paths.js";
 import { languageForPath } from "./index/languages/registry.js";
+import { TS_CONFIG_NAMES } from "./index/ts-paths.js";
 import { ALWAYS_EXCLUDED_DIRS, makePathFilter } from "./index/walk.js";
 
 /** What the watcher needs from the engine. */
@@ -54,7 +55,7 @@ const DEFAULT_QUIET_MS = 300;
 const DEFAULT_MAX_DELAY_MS = 2000;
 
 /** Settings whose edits change what is indexed (codemem.toml, at the root) or how imports resolve (module aliases, per package). */
-const isSettings = (rel: string): boolean => rel === "codemem.toml" || /(^|\/)(tsconfig|jsconfig)\.json$/.test(rel);
+const isSettings = (rel: string): boolean => rel === CONFIG_FILE_NAME || TS_CONFIG_NAMES.includes(path.posix.basename(rel));
 
 /** Decides, for paths chokidar reports, whether they can matter to the index. */
 export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, stats?: fs.Stats) => boolean; gitignoreChanged: (rel: string) => void } {

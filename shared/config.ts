@@ -231,6 +231,12 @@ export interface ServerEnvSettings {
   directoryFile?: string;
 }
 
+/** A comma-separated list; undefined when unset or empty. */
+function envList(v: string | undefined): string[] | undefined {
+  const items = v?.split(",").map((s) => s.trim()).filter(Boolean);
+  return items?.length ? items : undefined;
+}
+
 function envInt(v: string | undefined, name: string): number | undefined {
   if (v === undefined || v === "") return undefined;
   const n = Number(v);
@@ -255,8 +261,8 @@ export function resolveProcessSettings(env: Env = process.env): {
       return {
         rbacEnabled: envBool(env.CODEMEM_RBAC_ENABLED),
         rateLimitPerMinute: envInt(env.CODEMEM_RATE_LIMIT_PER_MINUTE, "CODEMEM_RATE_LIMIT_PER_MINUTE"),
-        trustedProxies: env.CODEMEM_TRUSTED_PROXIES ? env.CODEMEM_TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
-        allowFrom: env.CODEMEM_ALLOW_FROM ? env.CODEMEM_ALLOW_FROM.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
+        trustedProxies: envList(env.CODEMEM_TRUSTED_PROXIES),
+        allowFrom: envList(env.CODEMEM_ALLOW_FROM),
         directoryFile: env.CODEMEM_DIRECTORY_FILE || undefined,
       };
     },

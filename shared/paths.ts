@@ -32,28 +32,42 @@ export function resolveProjectRoot(input: string | undefined): string {
   return real;
 }
 
+/** The project's settings file, at its root. */
+export const CONFIG_FILE_NAME = "codemem.toml";
+
 /** Whether a build has succeeded here: each records its backend (`.codemem/store.json`); older local indexes have only their file. */
 export function hasIndex(root: string): boolean {
   const dirs = stateDirs(root);
   return fs.existsSync(dirs.storeChoice) || fs.existsSync(dirs.dbFile);
 }
 
-/** A file's size and mtime ("none" when it is missing): tells whether it changed since it was read. */
+/** A file's size and mtime as one string: tells whether it changed since it was read. */
+export function sizeStamp(size: number, mtimeMs: number): string {
+  return `${size}:${mtimeMs}`;
+}
+
+/** `sizeStamp` of a file on disk, "none" when it is missing. */
 export function fileStamp(file: string): string {
   try {
     const st = fs.statSync(file);
-    return `${st.size}:${st.mtimeMs}`;
+    return sizeStamp(st.size, st.mtimeMs);
   } catch {
     return "none";
   }
 }
 
+let home: string | null | undefined;
+
+/** The home directory's real path, resolved once per process (every call to the daemon checks it). */
 function homeDir(): string | undefined {
-  try {
-    return fs.realpathSync(os.homedir());
-  } catch {
-    return undefined;
+  if (home === undefined) {
+    try {
+      home = fs.realpathSync(os.homedir());
+    } catch {
+      home = null;
+    }
   }
+  return home ?? undefined;
 }
 
 /** Project-relative POSIX path of a file under root, or an error if it lies outside. */
@@ -87,7 +101,7 @@ export function stateDirs(root: string) {
     lanceDir: path.join(root, "codegraph-out", "codemem_lance"),
     eventsFile: path.join(root, ".codemem", "events.jsonl"),
     auditDir: path.join(root, ".codemem", "audit"),
-    configFile: path.join(root, "codemem.toml"),
+    configFile: path.join(root, CONFIG_FILE_NAME),
   };
 }
 

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { stateDirs } from "../../shared/paths.js";
+import { sizeStamp, stateDirs } from "../../shared/paths.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { detectCommunities, nameCommunities } from "./communities.js";
@@ -151,7 +151,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         current.add(c.path);
         continue;
       }
-      const stamp = `${c.size}:${c.mtimeMs}`;
+      const stamp = sizeStamp(c.size, c.mtimeMs);
       if (!force && !prev && failedBefore[c.path] === stamp) {
         skipped.push({ path: c.path, reason: "unreadable", detail: "parse failed in an earlier build; unchanged since" });
         contentSkipped[c.path] = parseFailed[c.path] = stamp;
@@ -219,7 +219,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       for (const f of r.failed) {
         skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
         const row = toParse.find((c) => c.row.path === f.path)!.row;
-        contentSkipped[f.path] = parseFailed[f.path] = `${row.size}:${row.mtime_ms}`;
+        contentSkipped[f.path] = parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
       }
     } finally {
       if (!opts.pool) await pool.close();

@@ -5,14 +5,10 @@ import type { CodeGraph, GraphCommunity, GraphEdge, GraphNode } from "./types.js
 
 export const BUILTIN_GENERATOR = "codemem-builtin";
 
-/** Writes graph.json in the spec's format (extra fields included) so readers never see half a file. */
-export function writeGraphFile(file: string, graph: CodeGraph, meta: Record<string, unknown>): void {
-  writeGraphFileParts(file, graph.nodes.map((n) => Buffer.from(JSON.stringify(n))), graph.edges, graph.communities, meta);
-}
-
 /**
- * The same file from nodes already serialised (UTF-8), in runs (one per file of the project): the
- * bytes JSON.stringify gives for the whole graph, written without joining them first.
+ * Writes graph.json in the spec's format (extra fields included) so readers never see half a file,
+ * from nodes already serialised (UTF-8), in runs (one per file of the project): the bytes
+ * JSON.stringify gives for the whole graph, written without joining them first.
  */
 export function writeGraphFileParts(file: string, nodeParts: Uint8Array[], edges: GraphEdge[], communities: GraphCommunity[], meta: Record<string, unknown>): void {
   const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
@@ -33,7 +29,10 @@ export function graphFileBuiltAt(file: string): string | undefined {
     fd = fs.openSync(file, "r");
     const head = Buffer.alloc(1024);
     const n = fs.readSync(fd, head, 0, head.length, 0);
-    return head.subarray(0, n).toString("utf8").match(/^\{"generator":"codemem-builtin","built_at":"([^"]+)"/)?.[1];
+    const prefix = `{"generator":${JSON.stringify(BUILTIN_GENERATOR)},"built_at":"`;
+    const text = head.subarray(0, n).toString("utf8");
+    const end = text.indexOf('"', prefix.length);
+    return text.startsWith(prefix) && end > prefix.length ? text.slice(prefix.length, end) : undefined;
   } catch {
     return undefined;
   } finally {

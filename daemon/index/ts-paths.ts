@@ -17,7 +17,8 @@ interface CompilerOptions {
   paths?: Record<string, string[]>;
 }
 
-const CONFIG_NAMES = ["tsconfig.json", "jsconfig.json"];
+/** The files that declare a TypeScript or JavaScript project's module aliases. */
+export const TS_CONFIG_NAMES = ["tsconfig.json", "jsconfig.json"];
 
 /**
  * The aliases each TypeScript or JavaScript file is compiled with: those of the nearest
@@ -52,7 +53,7 @@ export class TsConfigs {
     const key = dir === "." ? "" : dir;
     let hit = this.configDirOf.get(key);
     if (hit === undefined) {
-      hit = CONFIG_NAMES.some((n) => fs.existsSync(path.join(this.root, key, n))) ? key : key === "" ? null : this.nearest(path.posix.dirname(key));
+      hit = TS_CONFIG_NAMES.some((n) => fs.existsSync(path.join(this.root, key, n))) ? key : key === "" ? null : this.nearest(path.posix.dirname(key));
       this.configDirOf.set(key, hit);
     }
     return hit;
@@ -61,7 +62,7 @@ export class TsConfigs {
 
 /** The aliases of the config in `dir` (project-relative, "" = root), or undefined when there are none (or no readable config). */
 export function readTsPaths(root: string, dir = ""): TsPaths | undefined {
-  for (const name of CONFIG_NAMES) {
+  for (const name of TS_CONFIG_NAMES) {
     const file = path.join(root, dir, name);
     if (!fs.existsSync(file)) continue;
     const found: { baseUrl?: string; paths?: Record<string, string[]>; pathsDir?: string } = {};

@@ -1,10 +1,11 @@
 import path from "node:path";
+import { familyOf, type LanguageSpec } from "./languages/language.js";
 import { languageById } from "./languages/registry.js";
-import { aliasBases, type TsPaths } from "./ts-paths.js";
+import { ProjectFiles } from "./project-files.js";
+import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 
-const CLASS_LIKE = new Set<NodeKind>(["class", "interface", "struct", "enum", "type"]);
-const TS_EXTS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** Names too common to resolve by global uniqueness alone. */
 const TOO_COMMON = new Set(["get", "set", "run", "init", "main", "new", "close", "open", "read", "write", "start", "stop", "call", "apply", "update", "__init__", "constructor", "toString", "String", "Error", "len", "str", "map", "filter", "push", "add", "next"]);
 
@@ -13,24 +14,7 @@ export interface NodeRecord extends GraphNode {
   bases: string[];
 }
 
-export interface ResolvedGraph {
-  nodes: NodeRecord[];
-  edges: GraphEdge[];
-  /** Each edge's key from the keyer used (`opts.keyOf`, else a fresh one), in the order of `edges`. */
-  keys: (number | string)[];
-}
-
 export type EdgeKeyer = (source: string, target: string, type: string) => number | string;
-
-interface FileIndex {
-  ex: FileExtract;
-  moduleId: string;
-  ids: string[]; // per def
-  topLevel: Map<string, string>; // name → id, file-level defs
-  imported: Map<string, { module: string; name: string }>; // local alias → (module spec, exported name)
-  moduleAliases: Map<string, string>; // local alias → module spec
-  dir: string;
-}
 
 /**
  * Keys that tell edges apart: node ids and edge types are numbered on first sight and packed into
@@ -49,66 +33,489 @@ export function edgeKeyer(): EdgeKeyer {
   };
 }
 
+/** What one call of `GraphResolver.update` changed. */
+export interface ResolveDelta {
+  /** Complete nodes (parents, code) of the files given as changed, in path order, module first. */
+  nodes: NodeRecord[];
+  edgesAdded: GraphEdge[];
+  edgesRemoved: GraphEdge[];
+  /** Nodes of unchanged files whose parent moved (a Go method whose receiver type appeared in another file). */
+  parentUpdates: Map<string, string>;
+  /** Files whose references were resolved (the changed ones and those their change can affect). */
+  resolvedFiles: number;
+}
+
+interface NodeInfo {
+  type: string;
+  family: string;
+  file: string;
+  parent?: string;
+}
+
+/** A file's results before an update: to tell what the update changed. */
+interface Before {
+  edges: GraphEdge[];
+  keys: (number | string)[];
+  attached: Map<string, { type: string; name: string }>;
+  bases: Map<string, string[]>;
+}
+
+interface Member {
+  id: string;
+  /** Later wins, as definitions override: a type's own members in order, then methods attached from other files by path. */
+  rank: string;
+}
+
+/** One file's facts and the results of its last resolution. */
+interface FileState {
+  ex: FileExtract;
+  spec: LanguageSpec;
+  family: string;
+  dir: string;
+  ids: string[];
+  topLevel: Map<string, string>;
+  imported: Map<string, { module: string; name: string }>;
+  moduleAliases: Map<string, string>;
+  /** What lookups of each name defined here can see: a changed print means the name's answers may change. */
+  prints: Map<string, { print: string; parents: string[] }>;
+  /** Receiver methods (def index) → the type they joined. */
+  attached: Map<number, string>;
+  /** This file's types → their resolved bases. */
+  bases: Map<string, string[]>;
+  /** Hashes of the lookups its last resolution made, sorted. */
+  deps: Uint32Array;
+  edges: GraphEdge[];
+  edgeKeys: (number | string)[];
+}
+
 /**
- * Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits).
- * `tsPaths`: a TypeScript/JavaScript file's module aliases (`@/lib/x`), from its tsconfig.
+ * Turns per-file extracts into graph nodes and resolved edges (calls, imports, contains, inherits),
+ * incrementally: each file's resolution records the questions it asked (names, members, bases,
+ * module paths), each update answers which of those answers it changed, and only the files that
+ * asked them are resolved again. A full build is an update in which every file is new; after any
+ * sequence of updates the graph equals that of a full build over the same files.
  */
-export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}): ResolvedGraph {
-  const files = [...extracts].sort((a, b) => (a.path < b.path ? -1 : 1));
-  const nodes: NodeRecord[] = [];
-  const edges: GraphEdge[] = [];
-  const keyOf = opts.keyOf ?? edgeKeyer();
-  const edgeKeys = new Set<number | string>();
-  const keys: (number | string)[] = [];
-  const addEdge = (source: string, target: string, type: GraphEdge["type"]) => {
-    if (source === target) return;
-    const k = keyOf(source, target, type);
-    if (edgeKeys.has(k)) return;
-    edgeKeys.add(k);
-    keys.push(k);
-    edges.push({ source, target, type });
-  };
+export class GraphResolver {
+  private readonly files = new Map<string, FileState>();
+  private readonly byName = new Map<string, string[]>();
+  private readonly nodes = new Map<string, NodeInfo>();
+  private readonly members = new Map<string, Map<string, Member[]>>();
+  private readonly baseIds = new Map<string, string[]>();
+  private readonly project: ProjectFiles;
+  private readonly keyOf: EdgeKeyer;
+  private readonly dirNames = new Map<string, Map<string, string>>();
+  private readonly uniques = new Map<string, Map<string, string | null>>();
+  private importCache = new Map<string, { files: string[]; keys: number[] }>();
+  private edgeTotal = 0;
+  /** Hashes of the lookups of the file being resolved. */
+  private recording: Set<number> | undefined;
 
-  const byPath = new Map<string, FileIndex>();
-  const byName = new Map<string, string[]>();
-  const members = new Map<string, Map<string, string>>(); // class-like id → member name → id
-  const nodeById = new Map<string, NodeRecord>();
-  const dirNames = new Map<string, Map<string, string>>(); // go package dir → top-level names
-  const pyModules = new Map<string, string>(); // dotted module (and suffixes) → path
-  const dirs = new Set<string>();
+  constructor(opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}) {
+    this.project = new ProjectFiles(opts.tsPaths);
+    this.keyOf = opts.keyOf ?? edgeKeyer();
+  }
 
-  for (const ex of files) {
-    const moduleId = ex.path;
-    const dir = path.posix.dirname(ex.path);
-    dirs.add(dir);
-    const mod: NodeRecord = {
-      id: moduleId,
-      name: moduleName(ex),
-      type: "module",
-      file_path: ex.path,
-      description: firstSentence(ex.moduleDoc) || `${ex.language} module ${ex.path}`,
-      community: -1,
-      qualified_name: moduleName(ex),
-      signature: "",
-      docstring: ex.moduleDoc,
-      line_start: 1,
-      line_end: ex.lineCount,
-      language: ex.language,
-      code: "",
-      bases: [],
+  get fileCount(): number {
+    return this.files.size;
+  }
+
+  get nodeCount(): number {
+    return this.nodes.size;
+  }
+
+  get edgeCount(): number {
+    return this.edgeTotal;
+  }
+
+  /** Every edge with its key, by file path. */
+  edges(): { edges: GraphEdge[]; keys: (number | string)[] } {
+    const edges: GraphEdge[] = [];
+    const keys: (number | string)[] = [];
+    for (const p of [...this.files.keys()].sort()) {
+      const st = this.files.get(p)!;
+      for (let i = 0; i < st.edges.length; i++) {
+        edges.push(st.edges[i]);
+        keys.push(st.edgeKeys[i]);
+      }
+    }
+    return { edges, keys };
+  }
+
+  /** Applies changed (or new) and removed files, and resolves what they can affect. */
+  update(changed: FileExtract[], removed: string[]): ResolveDelta {
+    this.importCache = new Map();
+    const changedKeys = new Set<string>();
+    // A first build resolves every file anyway: nobody is left to ask who is affected.
+    const tracking = this.files.size > 0;
+    const emit = (k: string) => {
+      if (!tracking) return;
+      changedKeys.add(k);
+      if (k.startsWith("n:")) this.uniques.delete(k.slice(2));
     };
-    nodes.push(mod);
-    nodeById.set(moduleId, mod);
-    const fi: FileIndex = { ex, moduleId, ids: [], topLevel: new Map(), imported: new Map(), moduleAliases: new Map(), dir };
+    const fresh = new Set(changed.map((e) => e.path));
+    /** Edges, attachments (by node id) and bases before this update, of every file resolved or removed in it. */
+    const before = new Map<string, Before>();
+    const remember = (st: FileState) => {
+      if (before.has(st.ex.path)) return;
+      const attached = new Map([...st.attached].map(([i, t]) => [st.ids[i], { type: t, name: st.ex.defs[i].name }]));
+      before.set(st.ex.path, { edges: st.edges, keys: st.edgeKeys, attached, bases: st.bases });
+    };
+
+    for (const p of removed) {
+      const old = this.files.get(p);
+      if (!old || fresh.has(p)) continue;
+      remember(old);
+      this.printDiff(old, undefined, emit);
+      for (const k of this.project.remove(p)) emit(k);
+      for (const [i, t] of old.attached) emit(`m:${t}\0${old.ex.defs[i].name}`);
+      for (const t of old.bases.keys()) emit(`t:${t}`);
+      this.unregister(old);
+      this.files.delete(p);
+    }
+    for (const ex of [...changed].sort((a, b) => (a.path < b.path ? -1 : 1))) {
+      const old = this.files.get(ex.path);
+      const st = this.stateOf(ex);
+      if (old) {
+        remember(old);
+        this.printDiff(old, st, emit);
+        if (old.family !== st.family || old.ex.packageName !== ex.packageName) {
+          for (const k of this.project.remove(ex.path)) emit(k);
+          for (const k of this.project.add(ex.path, st.family, ex.packageName)) emit(k);
+        }
+        this.unregister(old);
+      } else {
+        this.printDiff(undefined, st, emit);
+        for (const k of this.project.add(ex.path, st.family, ex.packageName)) emit(k);
+      }
+      this.register(st);
+    }
+
+    // Resolve the changed files and every file that asked a question whose answer changed; the
+    // receivers and bases they find are answers to others' questions in turn, so repeat until no
+    // file is added. Calls and imports are resolved last, once, when every member and base stands.
+    const dirty = new Set(fresh);
+    const deps = new Map<string, Set<number>>();
+    let frontier = [...fresh];
+    let seen = 0;
+    while (true) {
+      for (const p of this.asking(changedKeys, seen, dirty)) {
+        dirty.add(p);
+        frontier.push(p);
+      }
+      seen = changedKeys.size;
+      if (frontier.length === 0) break;
+      frontier.sort();
+      for (const p of frontier) {
+        const st = this.files.get(p)!;
+        if (!fresh.has(p)) remember(st);
+        deps.set(p, new Set());
+        this.record(deps.get(p)!, () => this.attachReceivers(st, before.get(p)?.attached, emit));
+      }
+      for (const p of frontier) this.record(deps.get(p)!, () => this.resolveBases(this.files.get(p)!, before.get(p)?.bases, emit));
+      frontier = [];
+    }
+
+    const delta: ResolveDelta = { nodes: [], edgesAdded: [], edgesRemoved: [], parentUpdates: new Map(), resolvedFiles: dirty.size };
+    for (const p of [...dirty].sort()) {
+      const st = this.files.get(p)!;
+      this.record(deps.get(p)!, () => this.resolveReferences(st));
+      st.deps = sortedUnique(Uint32Array.from(deps.get(p)!));
+      const prev = before.get(p);
+      diffEdges(prev?.edges ?? [], prev?.keys ?? [], st.edges, st.edgeKeys, delta);
+      this.edgeTotal += st.edges.length - (prev?.edges.length ?? 0);
+      if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st));
+      else if (prev) {
+        for (const [i, id] of st.ids.entries()) {
+          const now = st.attached.get(i);
+          if (prev.attached.get(id)?.type !== now && st.ex.defs[i].parent < 0) delta.parentUpdates.set(id, now ?? st.ex.path);
+        }
+      }
+    }
+    for (const [p, prev] of before) {
+      if (this.files.has(p)) continue;
+      diffEdges(prev.edges, prev.keys, [], [], delta);
+      this.edgeTotal -= prev.edges.length;
+    }
+    return delta;
+  }
+
+  /** Files not yet in `dirty` whose recorded lookups include a key added to `keys` after the first `from`. */
+  private asking(keys: Set<string>, from: number, dirty: Set<string>): string[] {
+    if (keys.size === from) return [];
+    const hashes = sortedUnique(Uint32Array.from([...keys].slice(from), (k) => fnv(FNV_OFFSET, k)));
+    const out: string[] = [];
+    for (const [p, st] of this.files) if (!dirty.has(p) && intersects(st.deps, hashes)) out.push(p);
+    return out;
+  }
+
+  private record(into: Set<number>, fn: () => void): void {
+    this.recording = into;
+    try {
+      fn();
+    } finally {
+      this.recording = undefined;
+    }
+  }
+
+  /** Records a lookup key given in parts (hashed as their concatenation, without building it). */
+  private dep(...parts: string[]): void {
+    if (!this.recording) return;
+    let h = FNV_OFFSET;
+    for (const part of parts) h = fnv(h, part);
+    this.recording.add(h);
+  }
+
+  /** A file's own facts: ids, top-level names, imports, and what lookups of its names see. */
+  private stateOf(ex: FileExtract): FileState {
+    const spec = languageById(ex.language);
+    const st: FileState = {
+      ex,
+      spec,
+      family: familyOf(spec),
+      dir: dirOf(ex.path),
+      ids: [],
+      topLevel: new Map(),
+      imported: new Map(),
+      moduleAliases: new Map(),
+      prints: new Map(),
+      attached: new Map(),
+      bases: new Map(),
+      deps: new Uint32Array(0),
+      edges: [],
+      edgeKeys: [],
+    };
     const seen = new Map<string, number>();
     ex.defs.forEach((d, i) => {
       const n = (seen.get(d.qualifiedName) ?? 0) + 1;
       seen.set(d.qualifiedName, n);
       const id = `${ex.path}::${d.qualifiedName}${n > 1 ? `#${n}` : ""}`;
-      fi.ids.push(id);
-      const parentId = d.parent >= 0 ? fi.ids[d.parent] : moduleId;
-      const rec: NodeRecord = {
-        id,
+      st.ids.push(id);
+      if (d.parent < 0 && !d.receiverType && n === 1) st.topLevel.set(d.name, id);
+    });
+    ex.defs.forEach((d, i) => {
+      const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
+      const p = st.prints.get(d.name) ?? { print: "", parents: [] };
+      p.print += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0};`;
+      if (d.parent >= 0) p.parents.push(parent);
+      st.prints.set(d.name, p);
+    });
+    for (const imp of ex.imports) {
+      for (const { name, alias } of imp.names) st.imported.set(alias, { module: imp.module, name });
+      if (imp.names.length === 0) {
+        const alias = imp.alias ?? spec.defaultAlias?.(imp.module);
+        if (alias) st.moduleAliases.set(alias, imp.module);
+      }
+    }
+    return st;
+  }
+
+  /** Emits the lookup keys whose answers differ between two versions of a file's names and imports. */
+  private printDiff(old: FileState | undefined, now: FileState | undefined, emit: (k: string) => void): void {
+    const st = (now ?? old)!;
+    const names = new Set([...(old?.prints.keys() ?? []), ...(now?.prints.keys() ?? [])]);
+    for (const name of names) {
+      const a = old?.prints.get(name);
+      const b = now?.prints.get(name);
+      if (a?.print === b?.print) continue;
+      emit(`n:${name}`);
+      emit(`f:${st.ex.path}\0${name}`);
+      for (const s of [old, now]) if (s) emit(`d:${s.family}\0${s.dir}\0${name}`);
+      for (const parent of [...(a?.parents ?? []), ...(b?.parents ?? [])]) emit(`m:${parent}\0${name}`);
+    }
+    const aliases = new Set([...(old?.imported.keys() ?? []), ...(now?.imported.keys() ?? [])]);
+    for (const alias of aliases) {
+      const a = old?.imported.get(alias);
+      const b = now?.imported.get(alias);
+      if (a?.module !== b?.module || a?.name !== b?.name) emit(`f:${st.ex.path}\0${alias}`);
+    }
+  }
+
+  private register(st: FileState): void {
+    const { ex } = st;
+    this.files.set(ex.path, st);
+    this.dirNames.delete(`${st.family}\0${st.dir}`);
+    this.nodes.set(ex.path, { type: "module", family: st.family, file: ex.path });
+    ex.defs.forEach((d, i) => {
+      const id = st.ids[i];
+      const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
+      this.nodes.set(id, { type: d.kind, family: st.family, file: ex.path, parent });
+      const list = this.byName.get(d.name);
+      if (list) list.push(id);
+      else this.byName.set(d.name, [id]);
+      if (d.parent >= 0) this.addMember(parent, d.name, { id, rank: `0\0${pad(i)}` });
+    });
+  }
+
+  private unregister(st: FileState): void {
+    const { ex } = st;
+    this.dirNames.delete(`${st.family}\0${st.dir}`);
+    this.detach(st);
+    for (const t of st.bases.keys()) this.baseIds.delete(t);
+    this.nodes.delete(ex.path);
+    ex.defs.forEach((d, i) => {
+      const id = st.ids[i];
+      this.nodes.delete(id);
+      const list = this.byName.get(d.name);
+      if (list) {
+        const k = list.indexOf(id);
+        if (k >= 0) list.splice(k, 1);
+        if (list.length === 0) this.byName.delete(d.name);
+      }
+      if (d.parent >= 0) this.removeMember(st.ids[d.parent], d.name, id);
+    });
+  }
+
+  private addMember(typeId: string, name: string, m: Member): void {
+    let byName = this.members.get(typeId);
+    if (!byName) this.members.set(typeId, (byName = new Map()));
+    const list = byName.get(name);
+    if (list) list.push(m);
+    else byName.set(name, [m]);
+  }
+
+  private removeMember(typeId: string, name: string, id: string): void {
+    const byName = this.members.get(typeId);
+    const list = byName?.get(name);
+    if (!byName || !list) return;
+    const k = list.findIndex((m) => m.id === id);
+    if (k >= 0) list.splice(k, 1);
+    if (list.length === 0) byName.delete(name);
+    if (byName.size === 0) this.members.delete(typeId);
+  }
+
+  private detach(st: FileState): void {
+    for (const [i, t] of st.attached) {
+      this.removeMember(t, st.ex.defs[i].name, st.ids[i]);
+      const info = this.nodes.get(st.ids[i]);
+      if (info) info.parent = st.ex.path;
+    }
+    st.attached = new Map();
+  }
+
+  /** Methods declared outside their type (Go receivers, Rust impls) join the type in their package. */
+  private attachReceivers(st: FileState, prev: Before["attached"] | undefined, emit: (k: string) => void): void {
+    this.detach(st);
+    st.ex.defs.forEach((d, i) => {
+      if (!d.receiverType || d.parent >= 0) return;
+      const typeId = (st.spec.directoryScope ? this.dirName(st.family, st.dir, d.receiverType) : undefined) ?? st.topLevel.get(d.receiverType) ?? this.unique(d.receiverType, st.family, true, false);
+      if (!typeId) return;
+      st.attached.set(i, typeId);
+      this.nodes.get(st.ids[i])!.parent = typeId;
+      this.addMember(typeId, d.name, { id: st.ids[i], rank: `1\0${st.ex.path}\0${pad(i)}` });
+    });
+    const now = new Map([...st.attached].map(([i, t]) => [st.ids[i], { type: t, name: st.ex.defs[i].name }]));
+    for (const id of new Set([...(prev?.keys() ?? []), ...now.keys()])) {
+      const a = prev?.get(id);
+      const b = now.get(id);
+      if (a?.type === b?.type) continue;
+      for (const x of [a, b]) if (x) emit(`m:${x.type}\0${x.name}`);
+    }
+  }
+
+  /** Inheritance first: method lookup on self walks the bases. */
+  private resolveBases(st: FileState, prev: Map<string, string[]> | undefined, emit: (k: string) => void): void {
+    st.bases = new Map();
+    st.ex.defs.forEach((d, i) => {
+      const id = st.ids[i];
+      for (const b of d.bases) {
+        const target = this.resolveName(st, b, true);
+        if (!target || target === id) continue;
+        const list = st.bases.get(id);
+        if (list) list.push(target);
+        else st.bases.set(id, [target]);
+      }
+    });
+    for (const t of new Set([...(prev?.keys() ?? []), ...st.bases.keys()])) {
+      const a = prev?.get(t);
+      const b = st.bases.get(t);
+      if (b) this.baseIds.set(t, b);
+      else this.baseIds.delete(t);
+      if (a?.join("\0") !== b?.join("\0")) emit(`t:${t}`);
+    }
+  }
+
+  /** The file's edges: containment, inheritance, imports and calls. */
+  private resolveReferences(fi: FileState): void {
+    const edges: GraphEdge[] = [];
+    const keys: (number | string)[] = [];
+    const seen = new Set<number | string>();
+    const add = (source: string, target: string, type: GraphEdge["type"]) => {
+      if (source === target) return;
+      const k = this.keyOf(source, target, type);
+      if (seen.has(k)) return;
+      seen.add(k);
+      keys.push(k);
+      edges.push({ source, target, type });
+    };
+    const { ex } = fi;
+    ex.defs.forEach((d, i) => add(d.parent >= 0 ? fi.ids[d.parent] : ex.path, fi.ids[i], "contains"));
+    for (const [i, t] of fi.attached) add(t, fi.ids[i], "contains");
+    for (const [id, bases] of fi.bases) for (const b of bases) add(id, b, "inherits");
+    for (const imp of ex.imports) {
+      const files = this.importFiles(fi, imp.module);
+      if (files.length === 0) continue;
+      // One edge per import: to the file defining the first imported name when the module spans files.
+      let target = files[0];
+      if (files.length > 1 && imp.names.length) {
+        const hit = this.lookupInModule(fi, imp.module, imp.names[0].name);
+        const file = hit ? this.nodes.get(hit)?.file : undefined;
+        if (file && files.includes(file)) target = file;
+      }
+      add(ex.path, target, "imports");
+    }
+    const { selfNames, implicitSelf } = fi.spec;
+    for (const c of ex.calls) {
+      const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
+      const caller = ex.defs[c.caller];
+      let target: string | undefined;
+      const recv = c.receiver;
+      if (!recv) {
+        const t = implicitSelf ? this.enclosingType(callerId) : undefined;
+        target = (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name);
+      } else if (selfNames.includes(recv) || (caller?.receiverType && goReceiverVar(caller) === recv)) {
+        const t = this.enclosingType(callerId);
+        target = t ? this.memberOf(t, c.name) : undefined;
+      } else if (fi.moduleAliases.has(recv)) {
+        target = this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
+      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {
+        const cls = this.resolveName(fi, recv, true);
+        const clsNode = cls ? this.nodes.get(cls) : undefined;
+        if (clsNode && CLASS_LIKE.has(clsNode.type)) target = this.memberOf(cls!, c.name);
+        else if (clsNode?.type === "module") target = this.fileTop(cls!, c.name);
+        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = this.unique(c.name, fi.family, false, false);
+      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3) {
+        target = this.unique(c.name, fi.family, false, false);
+      }
+      if (target) add(callerId, target, "calls");
+    }
+    fi.edges = edges;
+    fi.edgeKeys = keys;
+  }
+
+  /** Nodes of one file, as stored and served. */
+  private nodeRecords(st: FileState): NodeRecord[] {
+    const { ex } = st;
+    const out: NodeRecord[] = [
+      {
+        id: ex.path,
+        name: moduleName(ex),
+        type: "module",
+        file_path: ex.path,
+        description: firstSentence(ex.moduleDoc) || `${ex.language} module ${ex.path}`,
+        community: -1,
+        qualified_name: moduleName(ex),
+        signature: "",
+        docstring: ex.moduleDoc,
+        line_start: 1,
+        line_end: ex.lineCount,
+        language: ex.language,
+        code: "",
+        bases: [],
+      },
+    ];
+    ex.defs.forEach((d, i) => {
+      out.push({
+        id: st.ids[i],
         name: d.name,
         type: d.kind,
         file_path: ex.path,
@@ -120,333 +527,229 @@ export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: s
         line_start: d.lineStart,
         line_end: d.lineEnd,
         language: ex.language,
-        parent: parentId,
+        parent: st.attached.get(i) ?? (d.parent >= 0 ? st.ids[d.parent] : ex.path),
         code: d.code,
         bases: d.bases,
-      };
-      nodes.push(rec);
-      nodeById.set(id, rec);
-      addEdge(parentId, id, "contains");
-      if (d.parent >= 0) memberMap(members, parentId).set(d.name, id);
-      if (d.parent < 0 && !d.receiverType && n === 1) fi.topLevel.set(d.name, id);
-      const list = byName.get(d.name);
-      if (list) list.push(id);
-      else byName.set(d.name, [id]);
+      });
     });
-    for (const imp of ex.imports) {
-      for (const { name, alias } of imp.names) fi.imported.set(alias, { module: imp.module, name });
-      if (imp.names.length === 0) {
-        const alias = imp.alias ?? defaultAlias(ex, imp.module);
-        if (alias) fi.moduleAliases.set(alias, imp.module);
-      }
-    }
-    byPath.set(ex.path, fi);
-    if (ex.language === "python") {
-      const parts = (ex.packageName ?? "").split(".");
-      for (let i = 0; i < parts.length; i++) {
-        const key = parts.slice(i).join(".");
-        if (!pyModules.has(key)) pyModules.set(key, ex.path);
-      }
-    }
-    if (ex.language === "go" || ex.language === "java") {
-      const names = dirNames.get(dir) ?? new Map<string, string>();
-      for (const [k, v] of fi.topLevel) if (!names.has(k)) names.set(k, v);
-      dirNames.set(dir, names);
-    }
+    return out;
   }
 
-  // The same names are looked up from every file: each answer is worked out once.
-  const uniqueAnswers = new Map<string, string | null>();
-  const unique = (name: string, language: string, classOnly: boolean, excludeMethods: boolean): string | undefined => {
-    const ids = byName.get(name);
+  // Lookups. Each records what it asked, so a change of the answer re-resolves the asking file.
+
+  /** The one definition of `name` in the family, if there is exactly one (methods and kinds filtered). */
+  private unique(name: string, family: string, classOnly: boolean, excludeMethods: boolean): string | undefined {
+    this.dep("n:", name);
+    const ids = this.byName.get(name);
     if (!ids) return undefined;
-    const key = `${family(language)}\0${classOnly ? 1 : 0}${excludeMethods ? 1 : 0}\0${name}`;
-    let hit = uniqueAnswers.get(key);
-    if (hit === undefined) uniqueAnswers.set(key, (hit = uniqueOf(ids, nodeById, classOnly ? CLASS_LIKE : undefined, excludeMethods, language) ?? null));
+    let answers = this.uniques.get(name);
+    if (!answers) this.uniques.set(name, (answers = new Map()));
+    const variant = `${family}\0${classOnly ? 1 : 0}${excludeMethods ? 1 : 0}`;
+    let hit = answers.get(variant);
+    if (hit === undefined) {
+      hit = null;
+      for (const id of ids) {
+        const n = this.nodes.get(id)!;
+        if (n.family !== family || (classOnly && !CLASS_LIKE.has(n.type)) || (excludeMethods && n.type === "method")) continue;
+        if (hit) {
+          hit = null;
+          break;
+        }
+        hit = id;
+      }
+      answers.set(variant, hit);
+    }
     return hit ?? undefined;
-  };
-
-  // Methods declared outside their type (Go receivers, Rust impls) join the type in their package.
-  for (const fi of byPath.values()) {
-    fi.ex.defs.forEach((d, i) => {
-      if (!d.receiverType || d.parent >= 0) return;
-      const typeId = dirNames.get(fi.dir)?.get(d.receiverType) ?? fi.topLevel.get(d.receiverType) ?? unique(d.receiverType, fi.ex.language, true, false);
-      if (!typeId) return;
-      const rec = nodeById.get(fi.ids[i])!;
-      rec.parent = typeId;
-      memberMap(members, typeId).set(d.name, fi.ids[i]);
-      addEdge(typeId, fi.ids[i], "contains");
-    });
   }
 
-  const packageFiles = new Map<string, string[]>();
-  const goFilesByDir = new Map<string, string[]>();
-  for (const fi of byPath.values()) if (fi.ex.language === "go") memberList(goFilesByDir, fi.dir).push(fi.ex.path);
-  // Java: a package `a.b.c` is every file of a directory ending in a/b/c; a class `a.b.C` is a file
-  // ending in a/b/C.java. Both indexed by whole trailing path segments, built on first use.
-  let javaSuffixes: Map<string, Set<string>> | undefined;
-  const javaBySuffix = () => {
-    if (javaSuffixes) return javaSuffixes;
-    javaSuffixes = new Map();
-    for (const fi of byPath.values()) {
-      if (fi.ex.language !== "java") continue;
-      for (const of of [fi.dir, fi.ex.path.replace(/\.java$/, "")]) {
-        const parts = of.split("/");
-        for (let i = 0; i < parts.length; i++) {
-          const key = parts.slice(i).join("/");
-          let set = javaSuffixes.get(key);
-          if (!set) javaSuffixes.set(key, (set = new Set()));
-          set.add(fi.ex.path);
-        }
-      }
+  /** A top-level name of a directory-scoped package (the first file in path order defining it). */
+  private dirName(family: string, dir: string, name: string): string | undefined {
+    this.dep("d:", family, "\0", dir, "\0", name);
+    const key = `${family}\0${dir}`;
+    let names = this.dirNames.get(key);
+    if (!names) {
+      names = new Map();
+      for (const p of this.project.filesIn(family, dir)) for (const [k, v] of this.files.get(p)!.topLevel) if (!names.has(k)) names.set(k, v);
+      this.dirNames.set(key, names);
     }
-    return javaSuffixes;
-  };
-  const resolveModule = (fi: FileIndex, spec: string): string[] => {
-    const lang = fi.ex.language;
-    if (lang === "python") {
-      let dotted = spec;
-      if (spec.startsWith(".")) {
-        const level = spec.match(/^\.+/)![0].length;
-        const pkg = (fi.ex.packageName ?? "").split(".");
-        const isInit = fi.ex.path.endsWith("__init__.py");
-        const base = pkg.slice(0, pkg.length - (isInit ? level - 1 : level));
-        dotted = [...base, spec.slice(level)].filter(Boolean).join(".");
-      }
-      const p = pyModules.get(dotted);
-      return p ? [p] : [];
+    return names.get(name);
+  }
+
+  private fileTop(file: string, name: string): string | undefined {
+    this.dep("f:", file, "\0", name);
+    return this.files.get(file)?.topLevel.get(name);
+  }
+
+  private fileImported(file: string, name: string): { module: string; name: string } | undefined {
+    this.dep("f:", file, "\0", name);
+    return this.files.get(file)?.imported.get(name);
+  }
+
+  private member(typeId: string, name: string): string | undefined {
+    this.dep("m:", typeId, "\0", name);
+    const list = this.members.get(typeId)?.get(name);
+    if (!list?.length) return undefined;
+    let best = list[0];
+    for (const m of list) if (m.rank > best.rank) best = m;
+    return best.id;
+  }
+
+  private memberOf(typeId: string, name: string, depth = 0): string | undefined {
+    const hit = this.member(typeId, name);
+    if (hit || depth > 3) return hit;
+    this.dep("t:", typeId);
+    for (const b of this.baseIds.get(typeId) ?? []) {
+      const h = this.memberOf(b, name, depth + 1);
+      if (h) return h;
     }
-    if (lang === "typescript" || lang === "tsx" || lang === "javascript") {
-      const bases = spec.startsWith(".") ? [path.posix.normalize(path.posix.join(fi.dir, spec))] : aliasBases(spec, opts.tsPaths?.(fi.ex.path));
-      for (const base of bases) {
-        const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
-        for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {
-          if (byPath.has(cand)) return [cand];
-        }
-      }
-      return [];
+    return undefined;
+  }
+
+  private enclosingType(id: string | undefined): string | undefined {
+    let cur = id;
+    while (cur) {
+      const n = this.nodes.get(cur);
+      if (!n) return undefined;
+      if (CLASS_LIKE.has(n.type)) return cur;
+      cur = n.parent;
     }
-    if (lang === "rust") {
-      for (const base of rustModuleBases(fi.ex.path, spec, (p) => byPath.has(p))) {
-        for (const cand of [`${base}.rs`, `${base}/mod.rs`]) if (byPath.has(cand)) return [cand];
-      }
-      return [];
+    return undefined;
+  }
+
+  /** The files an import of `fi` names, by its language's rules; answered once per file and specifier per update. */
+  private importFiles(fi: FileState, spec: string): string[] {
+    const key = `${fi.ex.path}\0${spec}`;
+    const hit = this.importCache.get(key);
+    if (hit) {
+      for (const h of hit.keys) this.recording?.add(h);
+      return hit.files;
     }
-    if (lang === "go" || lang === "java") {
-      // These depend on the spec alone: resolved once per spec, not once per import.
-      const key = `${lang}:${spec}`;
-      let hit = packageFiles.get(key);
-      if (!hit) {
-        if (lang === "go") {
-          const dir = goDir(spec, dirs);
-          hit = dir ? (goFilesByDir.get(dir) ?? []) : [];
-        } else {
-          const rel = spec.replace(/\./g, "/");
-          hit = [...(javaBySuffix().get(rel) ?? [])];
-        }
-        packageFiles.set(key, hit);
-      }
-      return hit;
-    }
-    return [];
-  };
+    const keys: number[] = [];
+    const view = this.project.view(fi.family, (k) => {
+      const h = fnv(FNV_OFFSET, k);
+      keys.push(h);
+      this.recording?.add(h);
+    });
+    const files = fi.spec.resolveImport?.(spec, fi.ex, view) ?? [];
+    this.importCache.set(key, { files, keys });
+    return files;
+  }
 
   /** Finds `name` as a file-level definition of the module, following one re-export hop. */
-  const lookupInModule = (fi: FileIndex, spec: string, name: string): string | undefined => {
-    for (const p of resolveModule(fi, spec)) {
-      const target = byPath.get(p)!;
-      if (target.ex.language === "go" || target.ex.language === "java") {
-        const hit = dirNames.get(target.dir)?.get(name);
+  private lookupInModule(fi: FileState, spec: string, name: string): string | undefined {
+    for (const p of this.importFiles(fi, spec)) {
+      const target = this.files.get(p);
+      if (!target) continue;
+      if (target.spec.directoryScope) {
+        const hit = this.dirName(target.family, target.dir, name);
         if (hit) return hit;
         continue;
       }
-      const direct = target.topLevel.get(name);
+      const direct = this.fileTop(p, name);
       if (direct) return direct;
-      const re = target.imported.get(name);
+      const re = this.fileImported(p, name);
       if (re) {
-        const hop = resolveModule(target, re.module)
-          .map((q) => byPath.get(q)!.topLevel.get(re.name))
-          .find(Boolean);
-        if (hop) return hop;
+        for (const q of this.importFiles(target, re.module)) {
+          const hop = this.fileTop(q, re.name);
+          if (hop) return hop;
+        }
       }
-      if (target.ex.language === "python") {
-        const sub = pyModules.get(`${target.ex.packageName}.${name}`);
+      if (target.spec.submoduleSpec) {
+        const sub = this.importFiles(fi, target.spec.submoduleSpec(spec, name))[0];
         if (sub) return sub;
       }
     }
     return undefined;
-  };
+  }
 
-  const resolveName = (fi: FileIndex, name: string, wantClass = false): string | undefined => {
+  private resolveName(fi: FileState, name: string, wantClass = false): string | undefined {
     const local = fi.topLevel.get(name);
     if (local) return local;
-    const pkg = dirNames.get(fi.dir)?.get(name);
-    if (pkg && (fi.ex.language === "go" || fi.ex.language === "java")) return pkg;
+    if (fi.spec.directoryScope) {
+      const pkg = this.dirName(fi.family, fi.dir, name);
+      if (pkg) return pkg;
+    }
     const imp = fi.imported.get(name);
     if (imp) {
-      const hit = lookupInModule(fi, imp.module, imp.name);
+      const hit = this.lookupInModule(fi, imp.module, imp.name);
       if (hit) return hit;
     }
-    if (TOO_COMMON.has(name)) return undefined;
-    return unique(name, fi.ex.language, wantClass, true);
-  };
-
-  const enclosingType = (id: string | undefined): string | undefined => {
-    let cur = id ? nodeById.get(id) : undefined;
-    while (cur) {
-      if (CLASS_LIKE.has(cur.type)) return cur.id;
-      cur = cur.parent ? nodeById.get(cur.parent) : undefined;
-    }
-    return undefined;
-  };
-
-  // Inheritance first: method lookup on self walks the bases.
-  const baseIds = new Map<string, string[]>();
-  for (const fi of byPath.values()) {
-    fi.ex.defs.forEach((d, i) => {
-      for (const b of d.bases) {
-        const target = resolveName(fi, b, true);
-        if (target && target !== fi.ids[i]) {
-          addEdge(fi.ids[i], target, "inherits");
-          const l = baseIds.get(fi.ids[i]) ?? [];
-          l.push(target);
-          baseIds.set(fi.ids[i], l);
+    if (fi.spec.globImports) {
+      for (const g of fi.ex.imports) {
+        if (g.names.length) continue;
+        for (const p of this.importFiles(fi, g.module)) {
+          const hit = this.fileTop(p, name);
+          if (hit) return hit;
         }
       }
-    });
-  }
-  const memberOf = (typeId: string, name: string, depth = 0): string | undefined => {
-    const hit = members.get(typeId)?.get(name);
-    if (hit || depth > 3) return hit;
-    for (const b of baseIds.get(typeId) ?? []) {
-      const h = memberOf(b, name, depth + 1);
-      if (h) return h;
     }
-    return undefined;
-  };
+    if (TOO_COMMON.has(name)) return undefined;
+    return this.unique(name, fi.family, wantClass, true);
+  }
+}
 
-  for (const fi of byPath.values()) {
-    for (const imp of fi.ex.imports) for (const p of resolveModule(fi, imp.module)) addEdge(fi.moduleId, p, "imports");
-    const { selfNames, implicitSelf } = languageById(fi.ex.language);
-    for (const c of fi.ex.calls) {
-      const callerId = c.caller >= 0 ? fi.ids[c.caller] : fi.moduleId;
-      const caller = fi.ex.defs[c.caller];
-      let target: string | undefined;
-      const recv = c.receiver;
-      if (!recv) {
-        const t = implicitSelf ? enclosingType(callerId) : undefined;
-        target = (t ? memberOf(t, c.name) : undefined) ?? resolveName(fi, c.name);
-      } else if (selfNames.includes(recv) || (caller?.receiverType && goReceiverVar(caller) === recv)) {
-        const t = enclosingType(callerId);
-        target = t ? memberOf(t, c.name) : undefined;
-      } else if (fi.moduleAliases.has(recv)) {
-        target = lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
-      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {
-        const cls = resolveName(fi, recv, true);
-        const clsNode = cls ? nodeById.get(cls) : undefined;
-        if (clsNode && CLASS_LIKE.has(clsNode.type)) target = memberOf(cls!, c.name);
-        else if (clsNode?.type === "module") target = byPath.get(clsNode.id)?.topLevel.get(c.name);
-        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = unique(c.name, fi.ex.language, false, false);
-      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3) {
-        target = unique(c.name, fi.ex.language, false, false);
-      }
-      if (target) addEdge(callerId, target, "calls");
+/**
+ * Nodes and edges of a whole project from its extracts (a resolver used once).
+ * `tsPaths`: a TypeScript/JavaScript file's module aliases (`@/lib/x`), from its tsconfig.
+ */
+export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}): { nodes: NodeRecord[]; edges: GraphEdge[]; keys: (number | string)[] } {
+  const r = new GraphResolver(opts);
+  const { nodes } = r.update(extracts, []);
+  return { nodes, ...r.edges() };
+}
+
+function diffEdges(oldEdges: GraphEdge[], oldKeys: (number | string)[], newEdges: GraphEdge[], newKeys: (number | string)[], delta: ResolveDelta): void {
+  const was = new Set(oldKeys);
+  const is = new Set(newKeys);
+  newEdges.forEach((e, i) => {
+    if (!was.has(newKeys[i])) delta.edgesAdded.push(e);
+  });
+  oldEdges.forEach((e, i) => {
+    if (!is.has(oldKeys[i])) delta.edgesRemoved.push(e);
+  });
+}
+
+/** Lookup keys are kept as 32-bit FNV-1a hashes: a collision only re-resolves a file needlessly. */
+const FNV_OFFSET = 0x811c9dc5;
+
+function fnv(h: number, s: string): number {
+  for (let j = 0; j < s.length; j++) h = Math.imul(h ^ s.charCodeAt(j), 0x01000193) >>> 0;
+  return h;
+}
+
+function sortedUnique(out: Uint32Array): Uint32Array {
+  out.sort();
+  let n = 0;
+  for (let j = 0; j < out.length; j++) if (j === 0 || out[j] !== out[j - 1]) out[n++] = out[j];
+  return out.subarray(0, n);
+}
+
+function intersects(a: Uint32Array, b: Uint32Array): boolean {
+  const [small, large] = a.length < b.length ? [a, b] : [b, a];
+  for (const x of small) {
+    let lo = 0;
+    let hi = large.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (large[mid] < x) lo = mid + 1;
+      else hi = mid;
     }
+    if (lo < large.length && large[lo] === x) return true;
   }
-  return { nodes, edges, keys };
+  return false;
 }
 
-function memberList(m: Map<string, string[]>, key: string): string[] {
-  let x = m.get(key);
-  if (!x) m.set(key, (x = []));
-  return x;
+function pad(i: number): string {
+  return String(i).padStart(6, "0");
 }
 
-function memberMap(m: Map<string, Map<string, string>>, id: string): Map<string, string> {
-  let x = m.get(id);
-  if (!x) m.set(id, (x = new Map()));
-  return x;
-}
-
-/** Languages that call each other directly. */
-function family(language: string): string {
-  return language === "typescript" || language === "tsx" || language === "javascript" ? "js" : language;
-}
-
-/** The one definition among `ids` in the caller's language family, if there is exactly one. */
-function uniqueOf(ids: string[], byId: Map<string, NodeRecord>, kinds: Set<NodeKind> | undefined, excludeMethods: boolean, language: string): string | undefined {
-  const fam = family(language);
-  let found: string | undefined;
-  for (const id of ids) {
-    const n = byId.get(id)!;
-    if (family(n.language) !== fam || (kinds && !kinds.has(n.type)) || (excludeMethods && n.type === "method")) continue;
-    if (found) return undefined;
-    found = id;
-  }
-  return found;
+function dirOf(file: string): string {
+  const d = path.posix.dirname(file);
+  return d === "." ? "" : d;
 }
 
 function goReceiverVar(d: RawDef): string | undefined {
   return d.signature.match(/^func\s*\(\s*([A-Za-z_]\w*)\s/)?.[1];
-}
-
-function goDir(importPath: string, dirs: Set<string>): string | undefined {
-  if (dirs.has(importPath)) return importPath;
-  let best: string | undefined;
-  for (const d of dirs) {
-    // The project may be a module (dirs are suffixes of import paths) or a subtree of one.
-    if (importPath.endsWith(`/${d}`) && d.includes("/")) {
-      if (!best || d.length > best.length) best = d;
-    } else if (d.endsWith(`/${importPath}`) && importPath.includes("/")) {
-      if (!best || d.length > best.length) best = d;
-    }
-  }
-  if (best) return best;
-  // A subtree copy such as src/net: "net/http" → "http" when the root is "net".
-  const parts = importPath.split("/");
-  for (let i = 1; i < parts.length; i++) {
-    const tail = parts.slice(i).join("/");
-    if (dirs.has(tail)) return tail;
-  }
-  return undefined;
-}
-
-/**
- * Where a Rust module path may live, as project-relative paths without `.rs`: `crate::` from the
- * crate root (the nearest directory above holding lib.rs or main.rs), `self::` and `super::` from the
- * file's own module, and a bare path from the file's module first, then the crate root (2018
- * edition). External crates (`std::`, dependencies) match no file.
- */
-export function rustModuleBases(file: string, spec: string, exists: (path: string) => boolean): string[] {
-  const parts = spec.split("::").filter(Boolean);
-  const dir = path.posix.dirname(file);
-  const stem = path.posix.basename(file, ".rs");
-  // The directory a module's children live in: its own for lib.rs, main.rs and mod.rs, else dir/stem.
-  const own = ["lib", "main", "mod"].includes(stem) ? dir : path.posix.join(dir, stem);
-  let root: string | undefined;
-  for (let d = dir; ; d = path.posix.dirname(d)) {
-    if (exists(path.posix.join(d, "lib.rs")) || exists(path.posix.join(d, "main.rs"))) {
-      root = d;
-      break;
-    }
-    if (d === "." || d === "/" || d === "") break;
-  }
-  const join = (base: string, rest: string[]) => path.posix.normalize(path.posix.join(base, ...rest));
-  if (parts[0] === "crate") return root !== undefined && parts.length > 1 ? [join(root, parts.slice(1))] : [];
-  if (parts[0] === "self") return parts.length > 1 ? [join(own, parts.slice(1))] : [];
-  if (parts[0] === "super") {
-    let base = own;
-    let i = 0;
-    for (; parts[i] === "super"; i++) base = path.posix.dirname(base);
-    return i < parts.length ? [join(base, parts.slice(i))] : [];
-  }
-  return [join(own, parts), ...(root !== undefined && root !== own ? [join(root, parts)] : [])];
-}
-
-function defaultAlias(ex: FileExtract, spec: string): string | undefined {
-  if (ex.language === "go") return spec.split("/").pop()?.replace(/^go-|\.v\d+$/, "");
-  if (ex.language === "python") return spec.split(".")[0];
-  return undefined;
 }
 
 function moduleName(ex: FileExtract): string {
@@ -468,3 +771,5 @@ function describe(d: RawDef, ex: FileExtract): string {
   const where = d.qualifiedName.includes(".") ? ` of ${d.qualifiedName.slice(0, d.qualifiedName.lastIndexOf("."))}` : "";
   return `${d.kind} ${d.name}${where} in ${ex.path}`;
 }
+
+export type { NodeKind };

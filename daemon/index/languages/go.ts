@@ -1,6 +1,6 @@
 import type { Node as TSNode } from "web-tree-sitter";
 import type { RawImport } from "../types.js";
-import { bareTypeName, cleanComment, leadingComment, unquote, type LanguageSpec } from "./language.js";
+import { bareTypeName, cleanComment, leadingComment, unquote, type LanguageSpec, type ProjectView } from "./language.js";
 
 const QUERY = `
 (function_declaration name: (identifier) @name) @def.function
@@ -70,4 +70,39 @@ export const go: LanguageSpec = {
     return clause ? leadingComment(clause) : cleanComment("");
   },
   selfNames: [],
+  directoryScope: true,
+  resolveImport(spec, _from, project) {
+    const dir = goDir(spec, project);
+    return dir === undefined ? [] : withEntryFirst(project.filesIn(dir), dir);
+  },
+  defaultAlias: (spec) => spec.split("/").pop()?.replace(/^go-|\.v\d+$/, ""),
 };
+
+/**
+ * The project directory of an import path. The project may be a module (its directories are
+ * suffixes of import paths), a tree holding several (a directory ends with the import path), or a
+ * subtree copy such as src/net ("net/http" → "http").
+ */
+function goDir(importPath: string, project: ProjectView): string | undefined {
+  if (project.filesIn(importPath).length) return importPath;
+  const parts = importPath.split("/");
+  const tails = parts.slice(1).map((_, i) => parts.slice(i + 1).join("/"));
+  if (importPath.includes("/")) {
+    // The deepest directory ending with the whole import path (first in sorted order among equals).
+    const deeper = project.dirsEndingWith(importPath).filter((d) => d !== importPath);
+    if (deeper.length) return deeper.reduce((best, d) => (d.length > best.length ? d : best));
+  }
+  for (const t of tails) if (t.includes("/") && project.filesIn(t).length) return t;
+  for (const t of tails) if (project.filesIn(t).length) return t;
+  return undefined;
+}
+
+/**
+ * A package's files with its entry file first (where an import's edge points): the file named after
+ * the directory, else doc.go, else the first non-test file.
+ */
+function withEntryFirst(files: string[], dir: string): string[] {
+  const name = dir.split("/").pop();
+  const entry = files.find((f) => f.endsWith(`/${name}.go`) || f === `${name}.go`) ?? files.find((f) => f.endsWith("/doc.go") || f === "doc.go") ?? files.find((f) => !f.endsWith("_test.go")) ?? files[0];
+  return entry === undefined ? [] : [entry, ...files.filter((f) => f !== entry)];
+}

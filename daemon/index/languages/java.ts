@@ -48,4 +48,11 @@ export const java: LanguageSpec = {
   moduleDoc: () => "",
   selfNames: ["this"],
   implicitSelf: true,
+  directoryScope: true,
+  // `a.b.C` is a class file ending in a/b/C.java; `a.b` a package: every file of a directory ending in a/b.
+  resolveImport(spec, _from, project) {
+    const rel = spec.replace(/\./g, "/");
+    const cls = project.filesEndingWith(`${rel}.java`);
+    return cls.length ? cls : project.dirsEndingWith(rel).flatMap((d) => project.filesIn(d));
+  },
 };

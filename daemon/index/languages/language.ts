@@ -1,5 +1,29 @@
 import type { Node as TSNode } from "web-tree-sitter";
-import type { LanguageId, NodeKind, RawImport } from "../types.js";
+import type { FileExtract, LanguageId, NodeKind, RawImport } from "../types.js";
+import type { TsPaths } from "../ts-paths.js";
+
+/**
+ * What a language's import resolution may ask about the project. Every question is recorded (see
+ * `project-files.ts`), so an edit re-resolves exactly the files whose answers it can change; a hook
+ * must ask only through this view. Answers are scoped to the asking file's language family.
+ */
+export interface ProjectView {
+  /** Whether a project-relative POSIX path is an indexed source file of the family. */
+  has(path: string): boolean;
+  /** Indexed files directly in `dir` ("" is the root), sorted. */
+  filesIn(dir: string): string[];
+  /** Indexed files whose path ends with `suffix` at a "/" boundary (or equals it), sorted. */
+  filesEndingWith(suffix: string): string[];
+  /** Directories holding indexed files whose path ends with `suffix` at a "/" boundary (or equals it), sorted. */
+  dirsEndingWith(suffix: string): string[];
+  /**
+   * Files whose `packageName` is `name`, sorted; with `suffix`, also those whose name ends with it
+   * after a separator (`.`, `\\`, `::` or `/`): a project may be a subtree of the package root.
+   */
+  declaring(name: string, opts?: { suffix?: boolean }): string[];
+  /** The module path aliases in force for a file (tsconfig/jsconfig `paths` and `baseUrl`). */
+  pathAliases(file: string): TsPaths | undefined;
+}
 
 /**
  * A language is its grammar, one query and a few hooks. The query's captures follow one convention:
@@ -29,6 +53,33 @@ export interface LanguageSpec {
   selfNames: string[];
   /** A bare call inside a class may name a method of the class (Java's `label()` for `this.label()`). */
   implicitSelf?: boolean;
+  /** Languages whose code calls each other directly share a family (TS, TSX and JS); default: the id. */
+  family?: string;
+  /** Files of one directory share their top-level names without imports (a Go or Java package). */
+  directoryScope?: boolean;
+  /**
+   * Files an import specifier names, in order: the `imports` edge points at the first (a package's
+   * entry file), and every one is searched for the names the import binds. [] when it names nothing
+   * in the project (a standard or third-party module).
+   */
+  resolveImport?(spec: string, from: FileExtract, project: ProjectView): string[];
+  /**
+   * The specifier of a submodule imported by name (`from pkg import mod` → `pkg.mod`), tried when
+   * the name is not defined in the module itself.
+   */
+  submoduleSpec?(spec: string, name: string): string;
+  /**
+   * An import makes the imported files' top-level names visible unqualified (C/C++ `#include`,
+   * Haskell, Kotlin/Swift/Scala/Dart package imports, Elixir `import`, C# `using`, PHP `use`).
+   */
+  globImports?: boolean;
+  /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
+  defaultAlias?(spec: string): string | undefined;
+}
+
+/** The family of a language: languages of one family resolve names across each other. */
+export function familyOf(spec: Pick<LanguageSpec, "id" | "family">): string {
+  return spec.family ?? spec.id;
 }
 
 /** Joins the comment lines directly above a node (no blank line between), markers stripped. */

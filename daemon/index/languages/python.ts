@@ -1,5 +1,5 @@
 import type { Node as TSNode } from "web-tree-sitter";
-import type { RawImport } from "../types.js";
+import type { FileExtract, RawImport } from "../types.js";
 import { bareTypeName, unquote, type LanguageSpec } from "./language.js";
 
 const QUERY = `
@@ -57,6 +57,16 @@ function importsOf(root: TSNode): RawImport[] {
   return out;
 }
 
+/** The absolute dotted module a (possibly relative) specifier names from a file: `..models` in `a/b/c.py` → `a.models`. */
+function absoluteModule(spec: string, from: FileExtract): string {
+  if (!spec.startsWith(".")) return spec;
+  const level = spec.match(/^\.+/)![0].length;
+  const pkg = (from.packageName ?? "").split(".");
+  const isInit = from.path.endsWith("__init__.py");
+  const base = pkg.slice(0, pkg.length - (isInit ? level - 1 : level));
+  return [...base, spec.slice(level)].filter(Boolean).join(".");
+}
+
 export const python: LanguageSpec = {
   id: "python",
   extensions: [".py", ".pyi"],
@@ -79,4 +89,8 @@ export const python: LanguageSpec = {
       .split("/")
       .join("."),
   selfNames: ["self", "cls"],
+  // The project may be a subtree of the package root: a module is found by its dotted suffix.
+  resolveImport: (spec, from, project) => project.declaring(absoluteModule(spec, from), { suffix: true }).slice(0, 1),
+  submoduleSpec: (spec, name) => (spec.endsWith(".") ? `${spec}${name}` : `${spec}.${name}`),
+  defaultAlias: (spec) => spec.split(".")[0],
 };

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { RawImport } from "../types.js";
 import { bareTypeName, leadingComment, type LanguageSpec } from "./language.js";
@@ -61,4 +62,42 @@ export const rust: LanguageSpec = {
     return lines.join("\n");
   },
   selfNames: ["self", "Self"],
+  resolveImport(spec, from, project) {
+    for (const base of rustModuleBases(from.path, spec, (p) => project.has(p))) {
+      for (const cand of [`${base}.rs`, `${base}/mod.rs`]) if (project.has(cand)) return [cand];
+    }
+    return [];
+  },
 };
+
+/**
+ * Where a Rust module path may live, as project-relative paths without `.rs`: `crate::` from the
+ * crate root (the nearest directory above holding lib.rs or main.rs), `self::` and `super::` from the
+ * file's own module, and a bare path from the file's module first, then the crate root (2018
+ * edition). External crates (`std::`, dependencies) match no file.
+ */
+export function rustModuleBases(file: string, spec: string, exists: (path: string) => boolean): string[] {
+  const parts = spec.split("::").filter(Boolean);
+  const dir = path.posix.dirname(file);
+  const stem = path.posix.basename(file, ".rs");
+  // The directory a module's children live in: its own for lib.rs, main.rs and mod.rs, else dir/stem.
+  const own = ["lib", "main", "mod"].includes(stem) ? dir : path.posix.join(dir, stem);
+  let root: string | undefined;
+  for (let d = dir; ; d = path.posix.dirname(d)) {
+    if (exists(path.posix.join(d, "lib.rs")) || exists(path.posix.join(d, "main.rs"))) {
+      root = d;
+      break;
+    }
+    if (d === "." || d === "/" || d === "") break;
+  }
+  const join = (base: string, rest: string[]) => path.posix.normalize(path.posix.join(base, ...rest));
+  if (parts[0] === "crate") return root !== undefined && parts.length > 1 ? [join(root, parts.slice(1))] : [];
+  if (parts[0] === "self") return parts.length > 1 ? [join(own, parts.slice(1))] : [];
+  if (parts[0] === "super") {
+    let base = own;
+    let i = 0;
+    for (; parts[i] === "super"; i++) base = path.posix.dirname(base);
+    return i < parts.length ? [join(base, parts.slice(i))] : [];
+  }
+  return [join(own, parts), ...(root !== undefined && root !== own ? [join(root, parts)] : [])];
+}

@@ -1,6 +1,8 @@
 import type { Node as TSNode } from "web-tree-sitter";
-import type { RawImport } from "../types.js";
-import { bareTypeName, leadingComment, unquote, type LanguageSpec } from "./language.js";
+import path from "node:path";
+import { aliasBases } from "../ts-paths.js";
+import type { FileExtract, RawImport } from "../types.js";
+import { bareTypeName, leadingComment, unquote, type LanguageSpec, type ProjectView } from "./language.js";
 
 const FUNCTION_VALUE = "[(arrow_function) (function_expression) (generator_function)]";
 
@@ -107,7 +109,21 @@ function moduleDoc(root: TSNode): string {
   return "";
 }
 
-const common = { docstring, bases, imports: importsOf, moduleDoc, selfNames: ["this"] };
+const TS_EXTS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+
+/** A relative specifier from the file's directory, else the module aliases of its tsconfig; extensions and index files as the compilers try them. */
+function resolveImport(spec: string, from: FileExtract, project: ProjectView): string[] {
+  const bases = spec.startsWith(".") ? [path.posix.normalize(path.posix.join(path.posix.dirname(from.path), spec))] : aliasBases(spec, project.pathAliases(from.path));
+  for (const base of bases) {
+    const stem = base.replace(/\.(m|c)?js$|\.jsx$/, "");
+    for (const cand of [base, ...TS_EXTS.map((e) => stem + e), ...TS_EXTS.map((e) => `${base}/index${e}`)]) {
+      if (project.has(cand)) return [cand];
+    }
+  }
+  return [];
+}
+
+const common = { docstring, bases, imports: importsOf, moduleDoc, selfNames: ["this"], family: "js", resolveImport };
 
 export const typescript: LanguageSpec = {
   id: "typescript",

@@ -1,22 +1,51 @@
 import fs from "node:fs";
+import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
-import { writeFileAtomic } from "../../shared/paths.js";
+import { stateDirs, writeFileAtomic } from "../../shared/paths.js";
+import { openStore } from "../store/open.js";
+import type { CatalogNode } from "../store/types.js";
 import type { CodeGraph, GraphCommunity, GraphEdge, GraphNode } from "./types.js";
 
 export const BUILTIN_GENERATOR = "codemem-builtin";
+/** Nodes and edges serialised per chunk: the file is written without one string of it all. */
+const CHUNK = 2000;
 
 /**
- * Writes graph.json in the spec's format (extra fields included) so readers never see half a file,
- * from nodes already serialised (UTF-8), in runs (one per file of the project): the bytes
- * JSON.stringify gives for the whole graph, written without joining them first.
+ * Writes graph.json in the spec's format (extra fields included) from the committed index, so
+ * readers never see half a file and the same index always gives the same bytes (what
+ * JSON.stringify gives for the graph): nodes by file, each file's module first, then by line.
  */
-export function writeGraphFileParts(file: string, nodeParts: Uint8Array[], edges: GraphEdge[], communities: GraphCommunity[], meta: Record<string, unknown>): void {
-  const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
-  const comma = Buffer.from(",");
-  const chunks: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"nodes":[`)];
-  nodeParts.forEach((p, i) => chunks.push(...(i > 0 ? [comma, p] : [p])));
-  chunks.push(Buffer.from(`],"edges":${JSON.stringify(edges)},"communities":${JSON.stringify(communities)}}`));
-  writeFileAtomic(file, chunks);
+export async function writeGraphFile(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }): Promise<void> {
+  const store = await openStore(cfg, { mode: "read" });
+  try {
+    const read = async () => ({ nodes: (await store.catalog()).sort(graphOrder), edges: await store.edges(), communities: await store.communities() });
+    const { nodes, edges, communities } = store.snapshot ? await store.snapshot(read) : await read();
+    const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
+    const chunks: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"nodes":[`)];
+    const list = <T>(items: T[], encode: (x: T) => unknown) => {
+      for (let i = 0; i < items.length; i += CHUNK) chunks.push(Buffer.from((i > 0 ? "," : "") + items.slice(i, i + CHUNK).map((x) => JSON.stringify(encode(x))).join(",")));
+    };
+    list(nodes, graphNode);
+    chunks.push(Buffer.from('],"edges":['));
+    list(edges, (e) => ({ source: e.source, target: e.target, type: e.type }));
+    chunks.push(Buffer.from(`],"communities":${JSON.stringify(communities)}}`));
+    writeFileAtomic(stateDirs(cfg.root).graphFile, chunks);
+  } finally {
+    await store.close();
+  }
+}
+
+function graphOrder(a: CatalogNode, b: CatalogNode): number {
+  if (a.file_path !== b.file_path) return a.file_path < b.file_path ? -1 : 1;
+  const am = a.type === "module" ? 0 : 1;
+  const bm = b.type === "module" ? 0 : 1;
+  return am - bm || a.line_start - b.line_start || b.line_end - a.line_end || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** A node as graph.json holds it: the catalog's fields, `parent` only when it has one. */
+function graphNode(n: CatalogNode): GraphNode {
+  const { id, name, type, file_path, description, community, qualified_name, signature, docstring, line_start, line_end, language, parent } = n;
+  return { id, name, type: type as GraphNode["type"], file_path, description, community, qualified_name, signature, docstring, line_start, line_end, language, ...(parent ? { parent } : {}) };
 }
 
 /**

@@ -84,7 +84,7 @@ async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget:
   if (detail === 0) return head;
   const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
   if (n.type === "module") {
-    const names = (r.neighbors.get(n.id) ?? []).filter((x) => x.type === "contains").map((x) => r.byId.get(x.id)?.name).filter(Boolean).slice(0, 14);
+    const names = ((await r.neighborsOf([n.id])).get(n.id) ?? []).filter((x) => x.type === "contains").map((x) => r.byId.get(x.id)?.name).filter(Boolean).slice(0, 14);
     return [head, doc, names.length ? `defines: ${names.join(", ")}` : ""].filter(Boolean).join("\n");
   }
   if (detail === 1 || codeBudget <= 0) return [head, n.signature, doc ? `  ${doc}` : ""].filter(Boolean).join("\n");
@@ -165,14 +165,13 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
 }
 
 /** Session-start context: identity, main areas with their central symbols, and the most connected entry points. */
-export function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Omit<Assembled, "communities" | "citations"> {
+export async function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
   const b0 = Math.floor(budget * 0.15);
   const b1 = Math.floor(budget * 0.5);
   const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 40));
   const l1 = fitLines(architectureLines(r, 8), b1);
   const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
-  const degree = new Map<string, number>();
-  for (const [id, nbs] of r.neighbors) degree.set(id, nbs.filter((x) => x.type === "calls" || x.type === "inherits").length);
+  const degree = await r.store.degrees(["calls", "inherits"]);
   const central = r.nodes
     .filter((n) => n.type !== "module" && n.type !== "method")
     .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || (a.id < b.id ? -1 : 1))

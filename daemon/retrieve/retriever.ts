@@ -41,7 +41,6 @@ export class Retriever {
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
   private readonly names = new NameIndex([]);
-  neighbors = new Map<string, { id: string; type: string }[]>();
   communities: GraphCommunity[] = [];
   meta: Record<string, string> = {};
   /** Indexed files by path (size and mtime answer freshness; tokens the baselines). */
@@ -54,7 +53,6 @@ export class Retriever {
     const all = await store.catalog();
     r.patchNodes(all, [], all);
     r.countTerms(r.nodes, 1);
-    r.neighbors = adjacency(await store.edges());
     await r.reloadRows();
     return r;
   }
@@ -92,21 +90,23 @@ export class Retriever {
   }
 
   /**
-   * Applies a small build without a full reload: the nodes of `files` are re-read, the adjacency is
-   * rebuilt from the build's edges, and everything else is kept.
+   * Applies a small build without a full reload: the nodes of `files` and the rows of `rows` are
+   * re-read, and everything else is kept (nodes of other files keep their community: a build that
+   * re-clusters reloads the reader instead).
    */
-  async refresh(files: string[], edges: GraphEdge[], communityOf: Map<string, number>): Promise<void> {
+  async refresh(files: string[], rows: string[]): Promise<void> {
     const changed = new Set(files);
     const fresh = await this.store.catalog(files);
     await this.store.refresh(files);
     const gone = this.nodes.filter((n) => changed.has(n.file_path));
     const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
-    for (const n of nodes) n.community = communityOf.get(n.id) ?? n.community;
     this.countTerms(gone, -1);
     this.countTerms(fresh, 1);
     this.patchNodes(nodes, gone, fresh);
-    this.neighbors = adjacency(edges);
-    await this.reloadRows();
+    for (const f of rows) this.files.delete(f);
+    for (const row of await this.store.files(rows)) this.files.set(row.path, row);
+    this.meta = await this.store.meta();
+    this.communities = await this.store.communities();
   }
 
   /** Document frequencies of stems over the catalog, for `termWeight`; patched per file on refresh. */
@@ -133,6 +133,17 @@ export class Retriever {
       const d = this.df.get(w);
       return d === undefined ? unseen : Math.log((N + 1) / (d + 1)) + 1;
     };
+  }
+
+  /** The graph around these nodes (imports left out), from the index: nothing of it stays in memory. */
+  async neighborsOf(ids: string[]): Promise<Map<string, { id: string; type: string }[]>> {
+    const out = new Map<string, { id: string; type: string }[]>();
+    const wanted = new Set(ids);
+    for (const e of await this.store.neighbors(ids)) {
+      if (wanted.has(e.source)) push(out, e.source, { id: e.target, type: e.type });
+      if (wanted.has(e.target)) push(out, e.target, { id: e.source, type: e.type });
+    }
+    return out;
   }
 
   code(n: MemNode): Promise<string> {
@@ -214,8 +225,9 @@ export class Retriever {
     }
     const seeds = ranked.slice(0, 8);
     const bonus = new Map<string, number>();
+    const around = await this.neighborsOf(seeds.map((s) => s.node.id));
     for (const s of seeds) {
-      for (const nb of this.neighbors.get(s.node.id) ?? []) {
+      for (const nb of around.get(s.node.id) ?? []) {
         // Not hub-damped: measured on the retrieval benchmark, damping pushed gold definitions down (MRR 0.825 → 0.799).
         const w = nb.type === "contains" ? 0.06 : 0.1;
         // The strongest seed counts, not their sum: in dense areas sums let neighbours outrank direct matches.
@@ -277,17 +289,6 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
 /** The stems a node counts for in the document frequencies (each once). */
 function termsOf(n: MemNode): Set<string> {
   return new Set(contentWords(`${n.qualified_name} ${n.signature} ${n.docstring.slice(0, 1000)} ${n.file_path}`).map(stem));
-}
-
-/** Undirected adjacency for graph re-ranking; file-to-file imports are too broad for expansion. */
-function adjacency(edges: GraphEdge[]): Map<string, { id: string; type: string }[]> {
-  const m = new Map<string, { id: string; type: string }[]>();
-  for (const e of edges) {
-    if (e.type === "imports") continue;
-    push(m, e.source, { id: e.target, type: e.type });
-    push(m, e.target, { id: e.source, type: e.type });
-  }
-  return m;
 }
 
 function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {

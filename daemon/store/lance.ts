@@ -182,8 +182,9 @@ export class LanceStore implements IndexStore {
     return Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith(INTERNAL_PREFIX)));
   }
 
-  async files(): Promise<FileRow[]> {
-    const rows = await this.read([], (g) => readRows(g.tables.files, FILE_COLUMNS));
+  async files(paths?: string[]): Promise<FileRow[]> {
+    if (paths?.length === 0) return [];
+    const rows = await this.read([], (g) => (paths ? readWhere(g.tables.files, FILE_COLUMNS, inChunks("path", paths)) : readRows(g.tables.files, FILE_COLUMNS)));
     return (rows as unknown as FileRow[]).sort((a, b) => cmp(a.path, b.path));
   }
 
@@ -204,6 +205,31 @@ export class LanceStore implements IndexStore {
 
   async edges(): Promise<GraphEdge[]> {
     return (await this.read([], (g) => readRows(g.tables.edges, ["source", "target", "type"]))) as unknown as GraphEdge[];
+  }
+
+  /** Tables here have no index on edge ends: the generation's adjacency is built once, on first use. */
+  private adjacency?: { gen: string; byNode: Map<string, GraphEdge[]> };
+
+  async neighbors(ids: string[]): Promise<GraphEdge[]> {
+    if (this.adjacency?.gen !== this.gen?.name) {
+      const byNode = new Map<string, GraphEdge[]>();
+      for (const e of await this.edges()) {
+        if (e.type === "imports") continue;
+        for (const end of [e.source, e.target]) (byNode.get(end) ?? byNode.set(end, []).get(end)!).push(e);
+      }
+      this.adjacency = { gen: this.gen?.name ?? "", byNode };
+    }
+    const seen = new Set<GraphEdge>();
+    return ids.flatMap((id) => (this.adjacency!.byNode.get(id) ?? []).filter((e) => !seen.has(e) && seen.add(e)));
+  }
+
+  async degrees(types: string[]): Promise<Map<string, number>> {
+    const d = new Map<string, number>();
+    for (const e of await this.edges()) {
+      if (!types.includes(e.type)) continue;
+      for (const end of [e.source, e.target]) d.set(end, (d.get(end) ?? 0) + 1);
+    }
+    return d;
   }
 
   async communities(): Promise<GraphCommunity[]> {

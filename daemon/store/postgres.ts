@@ -246,9 +246,10 @@ export class PostgresStore implements IndexStore {
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }
 
-  async files(): Promise<FileRow[]> {
+  async files(paths?: string[]): Promise<FileRow[]> {
     if (this.pending) return [];
-    return this.query<FileRow>('SELECT path, hash, size, language, tokens, line_count, mtime_ms FROM files ORDER BY path COLLATE "C"', [], "reading files");
+    const where = paths ? "WHERE path = ANY($1::text[]) " : "";
+    return this.query<FileRow>(`SELECT path, hash, size, language, tokens, line_count, mtime_ms FROM files ${where}ORDER BY path COLLATE "C"`, paths ? [paths] : [], "reading files");
   }
 
   async extracts(): Promise<FileExtract[]> {
@@ -276,6 +277,21 @@ export class PostgresStore implements IndexStore {
   async edges(): Promise<GraphEdge[]> {
     if (this.pending) return [];
     return this.query<GraphEdge>("SELECT source, target, type FROM edges", [], "reading edges");
+  }
+
+  async neighbors(ids: string[]): Promise<GraphEdge[]> {
+    if (this.pending || ids.length === 0) return [];
+    return this.query<GraphEdge>("SELECT source, target, type FROM edges WHERE (source = ANY($1::text[]) OR target = ANY($1::text[])) AND type <> 'imports'", [ids], "reading edges");
+  }
+
+  async degrees(types: string[]): Promise<Map<string, number>> {
+    if (this.pending) return new Map();
+    const rows = await this.query<{ id: string; n: string }>(
+      "SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type = ANY($1::text[]) GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type = ANY($1::text[]) GROUP BY target) d GROUP BY id",
+      [types],
+      "reading edges",
+    );
+    return new Map(rows.map((r) => [r.id, Number(r.n)]));
   }
 
   async communities(): Promise<GraphCommunity[]> {

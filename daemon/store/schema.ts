@@ -1,17 +1,21 @@
-/** Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change. */
-export const SCHEMA_VERSION = "3";
+/**
+ * Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change.
+ * `files.extract` is the file's lean extract (no code), JSON deflated (raw deflate).
+ */
+export const SCHEMA_VERSION = "4";
 
 export const SCHEMA = (dim: number) => `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
   path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL, language TEXT NOT NULL,
-  tokens INTEGER NOT NULL, line_count INTEGER NOT NULL, mtime_ms REAL NOT NULL, extract TEXT NOT NULL, indexed_at TEXT NOT NULL
+  tokens INTEGER NOT NULL, line_count INTEGER NOT NULL, mtime_ms REAL NOT NULL, extract BLOB NOT NULL, indexed_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS nodes (
   rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL,
   file_path TEXT NOT NULL, qualified_name TEXT NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
   description TEXT NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, language TEXT NOT NULL,
-  parent TEXT, community INTEGER NOT NULL, code TEXT NOT NULL, text_hash TEXT NOT NULL
+  parent TEXT, community INTEGER NOT NULL, code TEXT NOT NULL, text_hash TEXT NOT NULL,
+  vec_scale REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_path);
 CREATE INDEX IF NOT EXISTS nodes_community ON nodes(community);
@@ -25,5 +29,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_nodes USING fts5(
 -- Both keep their text: a contentless table cannot take back a deleted row's share of the BM25
 -- statistics (row count, average length), so every re-index would skew the ranking a little more.
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_files USING fts5(path, body, tokenize='porter unicode61');
-CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING vec0(embedding float[${dim}] distance_metric=cosine);
+-- Vectors as int8 with a per-node scale (nodes.vec_scale): a quarter of float32's size, cosine
+-- within about 1e-3 of it; the dense in-memory matrix of readers holds them the same way.
+CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING vec0(embedding int8[${dim}] distance_metric=cosine);
 `;

@@ -27,7 +27,8 @@ export interface IndexStore {
   readonly location: string;
 
   meta(): Promise<Record<string, string>>;
-  files(): Promise<FileRow[]>;
+  /** Rows of every indexed file by path, or of those of `paths` that are indexed. */
+  files(paths?: string[]): Promise<FileRow[]>;
   /** Stored parse results of every file, for incremental builds. */
   extracts(): Promise<FileExtract[]>;
   /** rowid and text hash of the nodes of the given files (for vector reuse). */
@@ -35,6 +36,10 @@ export interface IndexStore {
   /** Stored vectors by rowid; missing rowids are absent from the answer. */
   vectors(rowids: number[]): Promise<Map<number, Float32Array>>;
   edges(): Promise<GraphEdge[]>;
+  /** Edges at either end of these nodes, imports left out (file-to-file imports are too broad to expand along). */
+  neighbors(ids: string[]): Promise<GraphEdge[]>;
+  /** How many edges of these types each node has, at either end: centrality without holding the graph. */
+  degrees(types: string[]): Promise<Map<string, number>>;
   communities(): Promise<GraphCommunity[]>;
   /** Ranking metadata (no code, no vector) of every node, or of the nodes of `files`. */
   catalog(files?: string[]): Promise<CatalogNode[]>;
@@ -53,6 +58,8 @@ export interface IndexStore {
   code(rowid: number): Promise<string>;
   /** Warm caches (if the backend keeps any) re-read these files after a small build. */
   refresh(files: string[]): Promise<void>;
+  /** Runs reads that must see one version of the index (a build may commit meanwhile); plain calls where the backend has no such snapshot. */
+  snapshot?<T>(reads: () => Promise<T>): Promise<T>;
   sizeBytes(): Promise<number>;
   close(): Promise<void>;
 }

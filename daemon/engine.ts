@@ -8,10 +8,10 @@ import * as ops from "../shared/operations.js";
 import { fileStamp, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
-import { buildIndex, fileStamps, type BuildCache, type BuildProgress } from "./index/build.js";
+import { fileStamps, type BuildProgress, type BuildResult } from "./index/build.js";
+import { LocalBuilder, ThreadBuilder, type Builder } from "./index/builder.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
-import { ParsePool } from "./index/parse-pool.js";
 import { discover } from "./index/walk.js";
 import { runBenchmark } from "./retrieve/benchmark.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
@@ -35,6 +35,8 @@ export interface EngineOptions {
   onProgress?: (p: BuildProgress) => void;
   /** codemem.toml changed and was read again (the daemon re-applies its watch rules). */
   onConfigChange?: () => void;
+  /** Build on a worker thread, so answers keep flowing during builds (the daemon); default: in this thread. */
+  buildThread?: boolean;
 }
 
 const FRESHNESS_TTL_MS = 1500;
@@ -49,10 +51,9 @@ export class ProjectEngine {
   private ret?: Promise<Retriever>;
   private building: Promise<unknown> = Promise.resolve();
   private freshCache?: { at: number; value: FreshnessT };
-  private pool: ParsePool;
   private docs?: DocsIndex;
-  /** Warm state between incremental builds (extracts, edges, communities). */
-  private buildCache: { value?: BuildCache } = {};
+  /** Runs builds and keeps the warm state between incremental ones. */
+  private readonly builder: Builder;
   private synapsesStore?: SynapseStore;
 
   /** codemem.toml's size and mtime when `cfg` was resolved, and of a version that failed to parse. */
@@ -64,7 +65,7 @@ export class ProjectEngine {
     public cfg: ResolvedConfig,
     private readonly opts: EngineOptions,
   ) {
-    this.pool = new ParsePool(cfg.build.workers);
+    this.builder = opts.buildThread ? new ThreadBuilder() : new LocalBuilder(cfg.build.workers, () => this.embedder());
     this.configStamp = fileStamp(stateDirs(root).configFile);
   }
 
@@ -144,7 +145,7 @@ export class ProjectEngine {
     return r.data as z.infer<O["input"]>;
   }
 
-  async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean } = {}): Promise<Output<typeof ops.build>> {
+  async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean; paths?: string[]; warm?: boolean } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
     this.refreshConfig(true);
     // A build naming a backend moves the project to it; later commands follow (`.codemem/store.json`).
@@ -153,18 +154,10 @@ export class ProjectEngine {
     const run = this.building.then(async () => {
       try {
         const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
-        if (moved) this.buildCache = {}; // the warm extracts describe the other backend's index
-        const r = await buildIndex(cfg, {
-          force: a.force,
-          optimize: a.optimize,
-          embedder: await this.embedder(),
-          pool: this.pool,
-          cache: this.buildCache,
-          onProgress: (p) => {
-            this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
-            this.opts.onProgress?.(p);
-          },
-          deferGraphFile: opts.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
+        if (moved) this.builder.reset(); // the warm state describes the other backend's index
+        const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm }, (p) => {
+          this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
+          this.opts.onProgress?.(p);
         });
         writeStoreChoice(this.root, cfg.store);
         if (moved) {
@@ -172,12 +165,8 @@ export class ProjectEngine {
           await this.invalidate();
         } else await this.afterBuild(r);
         return r;
-      } catch (err) {
-        this.buildCache = {}; // the next build reloads from the index, which the failed build left intact
-        throw err;
       } finally {
         this.buildProgress = undefined;
-        this.pool.idle();
       }
     });
     this.building = run.catch(() => {});
@@ -185,29 +174,16 @@ export class ProjectEngine {
     return { ...r, skipped: r.skipped.slice(0, 50) };
   }
 
-  private graphWrite?: { timer: NodeJS.Timeout; write: () => void };
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
   buildProgress?: BuildProgress & { started_at: string };
 
-  /** graph.json for watch builds: written once the edits settle, so bursts of saves write it once. */
-  private scheduleGraphWrite(write: () => void): void {
-    if (this.graphWrite) clearTimeout(this.graphWrite.timer);
-    const timer = setTimeout(() => {
-      this.graphWrite = undefined;
-      write();
-    }, 1500);
-    this.graphWrite = { timer, write };
-  }
-
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
-  private async afterBuild(r: { changed_paths: string[]; reclustered: boolean }): Promise<void> {
+  private async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
     this.freshCache = undefined;
-    const cache = this.buildCache.value;
     const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
     if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
-    if (warm && cache && !r.reclustered && r.changed_paths.length <= 50) {
-      await warm.refresh(r.changed_paths, cache.edges, cache.communityOf);
-    } else this.invalidate();
+    if (warm && !r.reclustered && r.changed_paths.length <= 50) await warm.refresh(r.changed_paths, r.rows_changed);
+    else this.invalidate();
   }
 
   /**
@@ -225,11 +201,28 @@ export class ProjectEngine {
     return Promise.resolve();
   }
 
+  /** What a watcher that has caught up with the disk knows is not indexed yet (the daemon's). */
+  private watched?: () => string[] | undefined;
+
+  /**
+   * Answers' freshness comes from the watcher from now on (it has caught up with the disk): no walk
+   * of the tree on the answer path. `pending` answers undefined when the watcher cannot vouch (it is
+   * being replaced, or its last batch failed); then the tree is walked as without one.
+   */
+  watchWith(pending: () => string[] | undefined): void {
+    this.watched = pending;
+    this.freshCache = undefined;
+  }
+
   /** Files changed on disk since the last build (by size and mtime), cached briefly. */
   async freshness(): Promise<FreshnessT> {
     const now = Date.now();
     if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
     const r = await this.retriever();
+    const watched = this.watched?.();
+    if (watched) {
+      return { indexed_at: r.meta.built_at ?? null, stale: watched.length > 0, pending_count: watched.length, pending_files: watched.slice(0, 20) };
+    }
     const indexed = r.files;
     const pending: string[] = [];
     const seen = new Set<string>();
@@ -321,7 +314,7 @@ export class ProjectEngine {
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
     this.parse(ops.wakeup, input);
     const freshness = await this.freshness();
-    const out = assembleWakeup(await this.retriever(), this.cfg.query.wakeupBudget, freshness);
+    const out = await assembleWakeup(await this.retriever(), this.cfg.query.wakeupBudget, freshness);
     return { ...out, tokenizer: TOKENIZER, freshness };
   }
 
@@ -465,7 +458,7 @@ export class ProjectEngine {
       .filter((f): f is string => !!f && r.byId.has(f));
     // One file touched: associate its module with its top-level symbols (what the assistant was in).
     if (ids.length === 1) {
-      for (const nb of r.neighbors.get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
+      for (const nb of (await r.neighborsOf([ids[0]])).get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
     }
     const store = this.sideEffects && ids.length > 1 ? this.synapsesIfReadable() : undefined;
     const { pairs } = store ? store.reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
@@ -512,12 +505,8 @@ export class ProjectEngine {
 
   async close(): Promise<void> {
     await this.building;
-    if (this.graphWrite) {
-      clearTimeout(this.graphWrite.timer);
-      this.graphWrite.write();
-    }
+    await this.builder.close();
     await this.invalidate({ now: true });
-    await this.pool.close();
     this.docs?.close();
     this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;

@@ -137,6 +137,7 @@ async function main(): Promise<void> {
   let engine: ProjectEngine;
   try {
     engine = await ProjectEngine.open(root, {
+      buildThread: true,
       // New rules (exclude_patterns, limits): watch with them from now on, and re-index by them
       // (a no-op when the change came with a build).
       onConfigChange: () => {
@@ -161,7 +162,21 @@ async function main(): Promise<void> {
   const ensureWatcher = () => {
     if (!args.watch || watcher || stopping) return;
     if (!indexed()) return; // nothing to keep fresh before the first build
-    watcher = startWatcher(engine);
+    const w = (watcher = startWatcher(engine));
+    // Once it watches, one catch-up build indexes what changed while no daemon watched (in the build
+    // thread, loading the warm state there); from then on answers' freshness is what it knows.
+    void w.ready
+      .then(() => engine.build({ project_path: root }, { deferGraphFile: true, warm: true }))
+      .then(
+        () => {
+          if (watcher !== w) return;
+          engine.watchWith(() => {
+            const s = watcher === w ? w.status() : undefined;
+            return s && !s.last_batch?.error ? s.pending : undefined;
+          });
+        },
+        (err) => log.warn("catch-up build failed; answers' freshness walks the tree", { error: (err as Error).message }),
+      );
   };
 
   let stopping: Promise<never> | undefined;

@@ -14,7 +14,7 @@ export interface WatchTarget {
   readonly root: string;
   readonly cfg: ResolvedConfig;
   markChanged(): void;
-  build(input: { project_path: string }, opts?: { deferGraphFile?: boolean }): Promise<{ files_changed: number; files_removed: number }>;
+  build(input: { project_path: string }, opts?: { deferGraphFile?: boolean; paths?: string[] }): Promise<{ files_changed: number; files_removed: number }>;
   /** The files of one batch changed together: the synapse store learns that. */
   recordWatchBatch?(files: string[]): Promise<void>;
 }
@@ -37,7 +37,7 @@ export interface BatchRecord {
 
 export interface WatchStatus {
   ready: boolean;
-  /** Project-relative paths changed on disk and not yet rebuilt. */
+  /** Project-relative paths changed on disk and not yet rebuilt (the batch being built included). */
   pending: string[];
   building: boolean;
   batches: number;
@@ -51,7 +51,8 @@ export interface ProjectWatcher {
   close(): Promise<void>;
 }
 
-const DEFAULT_QUIET_MS = 300;
+/** An editor's save (write a temp file, rename it over) arrives within a few ms; later edits join the next batch. */
+const DEFAULT_QUIET_MS = 60;
 const DEFAULT_MAX_DELAY_MS = 2000;
 
 /** Settings whose edits change what is indexed (codemem.toml, at the root) or how imports resolve (module aliases, per package). */
@@ -134,6 +135,8 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   let firstEventAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  /** The files of the batch being built. */
+  let inFlight: string[] = [];
   let closed = false;
   let ready = false;
   let batches = 0;
@@ -163,6 +166,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       return;
     }
     const files = [...pending];
+    inFlight = files;
     pending.clear();
     firstEventAt = 0;
     const started = performance.now();
@@ -170,7 +174,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       let rec: BatchRecord;
       try {
         target.markChanged();
-        const r = await target.build({ project_path: root }, { deferGraphFile: true });
+        const r = await target.build({ project_path: root }, { deferGraphFile: true, paths: files });
         await target.recordWatchBatch?.(files);
         rec = { files: files.length, changed: r.files_changed, removed: r.files_removed, ms: Math.round(performance.now() - started), at: new Date().toISOString() };
         log.info("watch batch", { files: files.length, sample: files.slice(0, 5), changed: r.files_changed, removed: r.files_removed, ms: rec.ms });
@@ -182,6 +186,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       lastBatch = rec;
     })().finally(() => {
       running = undefined;
+      inFlight = [];
       if (pending.size) {
         firstEventAt ||= Date.now();
         schedule();
@@ -215,7 +220,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
 
   return {
     ready: readyP,
-    status: () => ({ ready, pending: [...pending].sort(), building: running !== undefined, batches, last_batch: lastBatch }),
+    status: () => ({ ready, pending: [...new Set([...pending, ...inFlight])].sort(), building: running !== undefined, batches, last_batch: lastBatch }),
     async close() {
       closed = true;
       clearTimeout(timer);

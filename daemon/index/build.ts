@@ -3,25 +3,27 @@ import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { sizeStamp, stateDirs } from "../../shared/paths.js";
+import { CONFIG_FILE_NAME, sizeStamp, stateDirs } from "../../shared/paths.js";
+import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
-import { detectCommunities, nameCommunities } from "./communities.js";
+import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
 import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
-import { graphFileBuiltAt, readGraphFile, writeGraphFileParts } from "./graph-file.js";
+import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { ParsePool } from "./parse-pool.js";
-import { edgeKeyer, resolveGraph, type EdgeKeyer, type NodeRecord } from "./resolve.js";
-import { TsConfigs } from "./ts-paths.js";
-import type { FileExtract, GraphEdge } from "./types.js";
-import { discover, inspectContent, type Skipped } from "./walk.js";
+import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
 import { splitWords } from "./text.js";
-import { redactSecrets } from "../secrets/scan.js";
+import { TsConfigs } from "./ts-paths.js";
+import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
+import { TS_CONFIG_NAMES } from "./ts-paths.js";
+import { checkFile, discover, inspectContent, type Candidate, type Skipped } from "./walk.js";
 
-export const INDEX_VERSION = "1";
+/** Version of what a build derives from the files; an index of another version is rebuilt whole. */
+export const INDEX_VERSION = "2";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";
@@ -31,22 +33,31 @@ export interface BuildProgress {
 
 /** What an incremental build needs from the previous one; the daemon keeps it warm between builds. */
 export interface BuildCache {
-  extracts: Map<string, FileExtract>;
-  edges: GraphEdge[];
+  /** The graph of the index as last committed: each file's facts and the lookups its resolution made. */
+  resolver: GraphResolver;
+  /** The module aliases it resolved with: a change re-resolves every file. */
+  tsPaths: string;
   communityOf: Map<string, number>;
-  /** The keyer of these builds and each edge's key from it, in the order of `edges`: the next diff keys only new edges. */
-  keyOf: EdgeKeyer;
-  edgeKeys: (number | string)[];
-  /** graph.json's nodes serialised per file, reused while the file's extract, communities and parents stay. */
-  graphParts: Map<string, { extract: FileExtract; sig: string; json: Buffer }>;
+  communities: GraphCommunity[];
+  /** The index's file rows. */
+  files: Map<string, FileRow>;
 }
 
 export interface BuildOptions {
   force?: boolean;
   /** Write graph.json later (coalesced) instead of before returning: for watch-triggered builds. */
-  deferGraphFile?: (write: () => void) => void;
+  deferGraphFile?: (write: () => Promise<void>) => void;
+  /** Writes graph.json from the committed index; default: in this thread (the daemon's build thread uses one of its own). */
+  writeGraph?: typeof writeGraphFile;
   /** Warm state from the previous build of this index; replaced in place after a successful build. */
   cache?: { value?: BuildCache };
+  /**
+   * The only files that may have changed (a watch batch): they are checked and every other file
+   * stands as indexed, without walking the tree. A settings file among them walks it anyway.
+   */
+  paths?: string[];
+  /** Load the warm state even when nothing changed (a daemon's catch-up build at start). */
+  warm?: boolean;
   optimize?: boolean;
   embedder: Embedder;
   pool?: ParsePool;
@@ -56,6 +67,8 @@ export interface BuildOptions {
 export interface BuildResult {
   /** Files whose nodes were replaced (internal: lets warm readers refresh just those). */
   changed_paths: string[];
+  /** Files whose row changed, nodes or not (internal: a touched but identical file only moves its mtime). */
+  rows_changed: string[];
   /** True when communities were re-detected (every node may have moved). */
   reclustered: boolean;
   nodes_processed: number;
@@ -74,6 +87,37 @@ export interface BuildResult {
   index_version: string;
 }
 
+/** A file to index with its content (redacted when asked), or only its row when just the mtime moved. */
+interface Changed {
+  row: FileRow;
+  source?: string;
+}
+
+/** What scanning the project found against the index. */
+interface Scan {
+  changed: Changed[];
+  removed: string[];
+  /** Every file the index should hold after this build. */
+  current: Set<string>;
+  skipped: Skipped[];
+  /** Files left out for their content (generated, minified, binary, unparsable), by size and mtime: freshness must not call them pending. */
+  contentSkipped: Record<string, string>;
+  /** Files the parser failed on, by size and mtime: not parsed again until they change. */
+  parseFailed: Record<string, string>;
+}
+
+/** The graph's change as the store applies it. */
+interface GraphChange {
+  /** Complete nodes of every touched file. */
+  nodes: NodeRecord[];
+  touched: Set<string>;
+  edgesAdded: GraphEdge[];
+  edgesRemoved: GraphEdge[];
+  nodeCount: number;
+  edgeCount: number;
+  resolver?: GraphResolver;
+}
+
 /** The vector width an embedder id records after its last colon (`builtin-code-1a2b3c4d:384`). */
 function widthOf(embedderId: string): number {
   return Number(embedderId.slice(embedderId.lastIndexOf(":") + 1));
@@ -89,21 +133,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     phases[name] = Math.round(now - mark);
     mark = now;
   };
-  const dirs = stateDirs(cfg.root);
   const embedder = opts.embedder;
   const source = graphSourceOf(cfg);
   /** The result with the fields every build reports, logged with the phase timings. */
   const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "graph_source" | "embedder" | "index_version">, skipped: Skipped[]): BuildResult => {
-    const result: BuildResult = {
-      ...r,
-      time_elapsed: Math.round(performance.now() - t0) / 1000,
-      files_skipped: skipped.length,
-      skipped,
-      graph_source: source,
-      embedder: embedder.id,
-      index_version: INDEX_VERSION,
-    };
-    log.debug("build finished", { ...result, skipped: skipped.length, phases_ms: phases });
+    const result: BuildResult = { ...r, time_elapsed: Math.round(performance.now() - t0) / 1000, files_skipped: skipped.length, skipped, graph_source: source, embedder: embedder.id, index_version: INDEX_VERSION };
+    log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases });
     return result;
   };
   const progress = opts.onProgress ?? (() => {});
@@ -127,65 +162,22 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       await store.close();
       return buildIndex(cfg, { ...opts, force: true });
     }
-    // A fresh (or replaced) index has no embedder recorded: everything is built.
-    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade;
+    // A fresh (or replaced) index has no embedder recorded, one of another version derived its graph
+    // differently: everything is built.
+    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade || stored.index_version !== INDEX_VERSION;
     if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
     }
 
     progress({ phase: "scan", done: 0, total: 0 });
-    const found = discover(cfg);
-    const skipped = [...found.skipped];
-    const previous = new Map((await store.files()).map((f) => [f.path, f]));
-    /** Files to write: with their text when it must be parsed, without when only the mtime moved (same content). */
-    const changed: { row: FileRow; source?: string }[] = [];
-    /** Files left out for their content (generated, minified, binary, unparsable), by size and mtime: freshness must not call them pending. */
-    const contentSkipped: Record<string, string> = {};
-    /** Files the parser failed on, by size and mtime: not parsed again until they change. */
-    const parseFailed: Record<string, string> = {};
-    const failedBefore = fileStamps(stored.parse_failed);
-    const current = new Set<string>();
-    for (const c of found.files) {
-      const prev = previous.get(c.path);
-      if (!force && prev && prev.size === c.size && prev.mtime_ms === c.mtimeMs) {
-        current.add(c.path);
-        continue;
-      }
-      const stamp = sizeStamp(c.size, c.mtimeMs);
-      if (!force && !prev && failedBefore[c.path] === stamp) {
-        skipped.push({ path: c.path, reason: "unreadable", detail: "parse failed in an earlier build; unchanged since" });
-        contentSkipped[c.path] = parseFailed[c.path] = stamp;
-        continue;
-      }
-      let buf: Buffer;
-      try {
-        buf = fs.readFileSync(c.abs);
-      } catch (err) {
-        skipped.push({ path: c.path, reason: "unreadable", detail: (err as NodeJS.ErrnoException).code });
-        continue;
-      }
-      const bad = inspectContent(c.path, buf);
-      if (bad) {
-        skipped.push({ path: c.path, ...bad });
-        contentSkipped[c.path] = stamp;
-        continue;
-      }
-      current.add(c.path);
-      const hash = createHash("sha1").update(buf).digest("hex");
-      const row: FileRow = { path: c.path, hash, size: c.size, language: c.language.id, tokens: 0, line_count: 0, mtime_ms: c.mtimeMs };
-      if (!force && prev && prev.hash === hash) {
-        // Touched but identical: refresh mtime only, no re-parse.
-        changed.push({ row: { ...prev, mtime_ms: c.mtimeMs } });
-        continue;
-      }
-      const text = buf.toString("utf8");
-      // Redaction keeps line numbers: citations stay right, the secret values never enter the index.
-      changed.push({ row, source: redact ? redactSecrets(text, c.path).text : text });
-    }
-    const removed = [...previous.keys()].filter((p) => !current.has(p));
-    // Module aliases: an edit of a tsconfig.json changes how imports resolve.
+    const warmFiles = force ? undefined : opts.cache?.value?.files;
+    const previous = warmFiles ?? new Map((await store.files()).map((f) => [f.path, f]));
+    // The external generator's graph names nodes of any file: every file is parsed for their code.
+    const hinted = opts.paths && !opts.paths.some(isSettingsPath) ? opts.paths : undefined;
+    const scan = scanFiles(cfg, previous, { force: force || source === "external", redact, failedBefore: fileStamps(stored.parse_failed), hinted: force ? undefined : hinted, contentSkipped: fileStamps(stored.content_skipped) });
+    // Module aliases: an edit of a tsconfig.json changes how imports resolve (and walks the tree).
     const tsConfigs = new TsConfigs(cfg.root);
-    const tsPaths = tsConfigs.summary(found.files.map((f) => f.path));
+    const tsPaths = hinted && stored.ts_paths !== undefined ? stored.ts_paths : tsConfigs.summary([...scan.current, ...scan.changed.map((c) => c.row.path)]);
     lap("scan");
     // Nothing changed on disk since the last build (a daemon's catch-up build, a repeated `codemem
     // build`): the index and graph.json stand, and nothing is loaded, resolved or rewritten. A
@@ -194,198 +186,326 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       !force &&
       !opts.optimize &&
       source === "builtin" &&
-      changed.length === 0 &&
-      removed.length === 0 &&
-      stored.index_version === INDEX_VERSION &&
-      stored.content_skipped === sortedJson(contentSkipped) &&
+      scan.changed.length === 0 &&
+      scan.removed.length === 0 &&
+      stored.content_skipped === sortedJson(scan.contentSkipped) &&
       stored.ts_paths === tsPaths &&
-      graphFileBuiltAt(dirs.graphFile) === stored.built_at;
+      graphFileBuiltAt(stateDirs(cfg.root).graphFile) === stored.built_at;
     if (unchanged) {
-      return finish({ changed_paths: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, skipped);
-    }
-    const toParse = changed.filter((c): c is { row: FileRow; source: string } => c.source !== undefined);
-    const sourceOf = new Map(toParse.map((c) => [c.row.path, c.source]));
-
-    // Parse what changed; keep the stored extracts of everything else.
-    const pool = opts.pool ?? new ParsePool(cfg.build.workers);
-    let fresh: FileExtract[] = [];
-    try {
-      progress({ phase: "parse", done: 0, total: toParse.length });
-      const r = await pool.extractAll(
-        toParse.map((c) => ({ path: c.row.path, language: c.row.language as FileExtract["language"], source: c.source })),
-        (n) => progress({ phase: "parse", done: n, total: toParse.length }),
-      );
-      fresh = r.extracts;
-      for (const f of r.failed) {
-        skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
-        const row = toParse.find((c) => c.row.path === f.path)!.row;
-        contentSkipped[f.path] = parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
+      if (opts.warm && opts.cache && !opts.cache.value && source === "builtin") {
+        const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
+        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), files: previous };
       }
+      return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan.skipped);
+    }
+
+    const pool = opts.pool ?? new ParsePool(cfg.build.workers);
+    let fresh: Map<string, FileExtract>;
+    try {
+      fresh = await parseFiles(pool, scan, progress);
+      lap("parse");
+      progress({ phase: "resolve", done: 0, total: scan.current.size });
+      const warm = force ? undefined : opts.cache?.value;
+      // A file that failed to parse is gone from the index.
+      for (const c of scan.changed) if (c.source !== undefined && !fresh.has(c.row.path)) scan.current.delete(c.row.path);
+      const removed = [...previous.keys()].filter((p) => !scan.current.has(p));
+
+      let graph: GraphChange;
+      let prevHashes = new Map<string, { rowid: number; textHash: string }>();
+      let communityOf: Map<string, number>;
+      let communities: GraphCommunity[];
+      let reclustered = true;
+      if (source === "external") {
+        await runExternalGenerator(cfg);
+        const ext = loadExternal(cfg, fresh);
+        const oldEdges = await store.edges();
+        graph = { nodes: ext.nodes, touched: new Set([...previous.keys(), ...scan.current]), ...diffEdgeLists(oldEdges, ext.edges), nodeCount: ext.nodes.length, edgeCount: ext.edges.length };
+        ({ communityOf, communities } = ext);
+      } else {
+        graph = await resolveChanges({ cfg, store, pool, warm, force, storedTsPaths: stored.ts_paths, tsPaths, tsConfigs, fresh, removed, previous, redact });
+        // The nodes the touched files had: their vectors may be reused, and those gone leave their community.
+        if (!force) prevHashes = await store.nodeHashes([...graph.touched]);
+        const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
+        const churn = graph.touched.size / Math.max(1, graph.resolver!.fileCount);
+        if (!prev || prev.communityOf.size === 0 || churn > 0.1) {
+          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges().edges));
+        } else {
+          // Existing nodes keep their community; new ones join their neighbours' and file's.
+          communityOf = prev.communityOf;
+          const sizes = new Map(prev.communities.map((c) => [c.id, c.size ?? 0]));
+          const count = (id: string, by: number) => {
+            const c = communityOf.get(id);
+            if (c !== undefined) sizes.set(c, (sizes.get(c) ?? 0) + by);
+          };
+          const live = new Set(graph.nodes.map((n) => n.id));
+          for (const id of prevHashes.keys()) {
+            if (live.has(id)) continue;
+            count(id, -1);
+            communityOf.delete(id);
+          }
+          const placed = graph.nodes.filter((n) => !communityOf.has(n.id));
+          carryCommunities(graph.nodes, graph.edgesAdded, communityOf);
+          for (const n of placed) count(n.id, 1);
+          communities = recountCommunities(prev.communities, sizes, communityOf, placed);
+          reclustered = false;
+        }
+      }
+      lap("resolve");
+      const upserts = scan.changed.flatMap((c) => {
+        const e = fresh.get(c.row.path);
+        if (e) return [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }];
+        // Touched but identical: the extract stands, only the row's mtime moves.
+        const kept = c.source === undefined ? graph.resolver?.extractOf(c.row.path) : undefined;
+        return kept ? [{ row: c.row, extract: kept }] : [];
+      });
+
+      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, progress);
+      lap("embed");
+      progress({ phase: "write", done: 0, total: 1 });
+      // The index's rows after this build (kept warm), and the tokens of all its source.
+      const rows = new Map(previous);
+      for (const p of removed) rows.delete(p);
+      for (const u of upserts) rows.set(u.row.path, u.row);
+      let totalTokens = Number(stored.total_tokens ?? 0);
+      if (warmFiles) for (const p of [...removed, ...upserts.map((u) => u.row.path)]) totalTokens += (rows.get(p)?.tokens ?? 0) - (previous.get(p)?.tokens ?? 0);
+      else totalTokens = [...rows.values()].reduce((s, f) => s + f.tokens, 0);
+      const builtAt = new Date().toISOString();
+      await store.apply({
+        removedFiles: removed,
+        upsertFiles: upserts,
+        replaceNodesOf: [...graph.touched],
+        nodes: delta,
+        edgesAdded: graph.edgesAdded,
+        edgesRemoved: graph.edgesRemoved,
+        communities,
+        communityOf,
+        // Carried: existing nodes keep their community (new ones are written with theirs).
+        communityUpdates: reclustered ? undefined : new Map(),
+        meta: {
+          embedder: embedder.id,
+          built_at: builtAt,
+          graph_source: source,
+          index_version: INDEX_VERSION,
+          total_tokens: String(totalTokens),
+          node_count: String(graph.nodeCount),
+          edge_count: String(graph.edgeCount),
+          file_count: String(scan.current.size),
+          project_name: cfg.root.split("/").pop() ?? "",
+          exclude_secrets: String(redact),
+          content_skipped: sortedJson(scan.contentSkipped),
+          parse_failed: sortedJson(scan.parseFailed),
+          ts_paths: tsPaths,
+        },
+      });
+      lap("write");
+      if (opts.optimize) await store.optimize();
+      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, files: rows } : undefined;
+      await store.close();
+
+      if (source === "builtin") {
+        const write = () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION });
+        if (opts.deferGraphFile) opts.deferGraphFile(write);
+        else await write();
+      }
+      lap("graph_file");
+      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan.skipped);
     } finally {
       if (!opts.pool) await pool.close();
     }
-    lap("parse");
-    const freshByPath = new Map(fresh.map((e) => [e.path, e]));
-    const upserts: { row: FileRow; extract: FileExtract }[] = [];
-    const warm = force ? undefined : opts.cache?.value;
-    const storedExtracts = force ? [] : warm ? [...warm.extracts.values()] : await store.extracts();
-    const extracts = new Map<string, FileExtract>();
-    for (const e of storedExtracts) if (current.has(e.path)) extracts.set(e.path, e);
-    for (const c of changed) {
-      const e = freshByPath.get(c.row.path) ?? (c.source === undefined ? extracts.get(c.row.path) : undefined);
-      if (!e) {
-        if (c.source !== undefined && previous.has(c.row.path)) removed.push(c.row.path); // failed to parse: treat as gone
-        continue;
-      }
-      extracts.set(e.path, e);
-      upserts.push({ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: e });
-    }
-    const touched = new Set([...freshByPath.keys(), ...removed]);
-
-    lap("load");
-    progress({ phase: "resolve", done: 0, total: extracts.size });
-    let nodes: NodeRecord[];
-    let edges: GraphEdge[];
-    // One keyer across a daemon's builds, so the previous build's edge keys compare with this one's.
-    const keyOf = warm?.keyOf ?? edgeKeyer();
-    let edgeKeys: (number | string)[];
-    let communityOf: Map<string, number>;
-    let communities;
-    let reclustered = true;
-    if (source === "external") {
-      await runExternalGenerator(cfg);
-      const ext = loadExternal(cfg, extracts);
-      nodes = ext.nodes;
-      edges = ext.edges;
-      edgeKeys = edges.map((e) => keyOf(e.source, e.target, e.type));
-      communityOf = ext.communityOf;
-      communities = ext.communities;
-      // The external graph replaces every node, including those of files it no longer mentions.
-      for (const n of nodes) touched.add(n.file_path);
-      for (const f of extracts.keys()) touched.add(f);
-      for (const f of previous.keys()) touched.add(f);
-    } else {
-      ({ nodes, edges, keys: edgeKeys } = resolveGraph([...extracts.values()], { tsPaths: (file) => tsConfigs.forFile(file), keyOf }));
-      const prevCommunities = force || opts.optimize ? undefined : warm ? warm.communityOf : new Map((await store.catalog()).map((n) => [n.id, n.community]));
-      const churn = touched.size / Math.max(1, extracts.size);
-      if (!prevCommunities || prevCommunities.size === 0 || churn > 0.1) {
-        ({ communityOf, communities } = detectCommunities(nodes, edges));
-      } else {
-        communityOf = carryCommunities(nodes, edges, prevCommunities);
-        reclustered = false;
-        communities = nameCommunities(nodes, degreeMap(edges), communityOf);
-      }
-    }
-
-    lap("resolve");
-    // Embed only nodes whose text changed; reuse stored vectors otherwise.
-    const children = childNamesByParent(nodes);
-    const prevHashes = force ? new Map<string, { rowid: number; textHash: string }>() : await store.nodeHashes([...touched]);
-    const texts = new Map<NodeRecord, { text: string; lexical: ReturnType<typeof lexicalFields>; hash: string }>();
-    for (const n of nodes) {
-      if (!touched.has(n.file_path)) continue;
-      const text = embeddingText(n, children.get(n.id) ?? []);
-      const lexical = lexicalFields(n, children.get(n.id) ?? []);
-      texts.set(n, { text, lexical, hash: textHash(text, lexical) });
-    }
-    const reusable = await store.vectors([...texts].flatMap(([n, t]) => {
-      const prev = prevHashes.get(n.id);
-      return prev && prev.textHash === t.hash ? [prev.rowid] : [];
-    }));
-    const delta: BuildDelta["nodes"] = [];
-    const toEmbed: { i: number; text: string }[] = [];
-    for (const [n, { text, lexical, hash: h }] of texts) {
-      const prev = prevHashes.get(n.id);
-      const reused = prev && prev.textHash === h ? reusable.get(prev.rowid) : undefined;
-      delta.push({ node: n, textHash: h, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg.root, n.file_path, sourceOf, redact) : undefined });
-      if (!reused) toEmbed.push({ i: delta.length - 1, text });
-    }
-    const batch = cfg.build.batchSize;
-    for (let s = 0; s < toEmbed.length; s += batch) {
-      const slice = toEmbed.slice(s, s + batch);
-      const vecs = await embedder.embed(slice.map((x) => x.text));
-      slice.forEach((x, k) => (delta[x.i].vector = vecs[k]));
-      progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
-    }
-
-    lap("embed");
-    progress({ phase: "write", done: 0, total: 1 });
-    // A forced build into the same index still removes edges that no longer exist (a fresh index has none).
-    const oldEdges = warm && !force ? warm.edges : await store.edges();
-    const oldKeyList = warm && !force ? warm.edgeKeys : oldEdges.map((e) => keyOf(e.source, e.target, e.type));
-    const oldKeys = new Set(oldKeyList);
-    const newKeys = new Set(edgeKeys);
-    const totalTokens = [...extracts.values()].reduce((s, e) => s + e.tokens, 0);
-    const builtAt = new Date().toISOString();
-    await store.apply({
-      removedFiles: removed,
-      upsertFiles: upserts,
-      replaceNodesOf: [...touched],
-      nodes: delta,
-      edgesAdded: edges.filter((_, i) => !oldKeys.has(edgeKeys[i])),
-      edgesRemoved: oldEdges.filter((_, i) => !newKeys.has(oldKeyList[i])),
-      communities,
-      communityOf,
-      // Only nodes whose community moved are rewritten.
-      communityUpdates: reclustered || !warm ? undefined : new Map([...communityOf].filter(([id, c]) => warm.communityOf.get(id) !== c)),
-      meta: {
-        embedder: embedder.id,
-        built_at: builtAt,
-        graph_source: source,
-        index_version: INDEX_VERSION,
-        total_tokens: String(totalTokens),
-        node_count: String(nodes.length),
-        edge_count: String(edges.length),
-        file_count: String(extracts.size),
-        project_name: cfg.root.split("/").pop() ?? "",
-        exclude_secrets: String(redact),
-        content_skipped: sortedJson(contentSkipped),
-        parse_failed: sortedJson(parseFailed),
-        ts_paths: tsPaths,
-      },
-    });
-    lap("write");
-    if (opts.optimize) await store.optimize();
-    const graphParts = warm?.graphParts ?? new Map<string, { extract: FileExtract; sig: string; json: Buffer }>();
-    if (opts.cache) opts.cache.value = { extracts, edges, communityOf, keyOf, edgeKeys, graphParts };
-    await store.close();
-
-    if (source === "builtin") {
-      for (const n of nodes) n.community = communityOf.get(n.id) ?? -1;
-      const nodeParts = graphJsonParts(nodes, extracts, graphParts);
-      const write = () => writeGraphFileParts(dirs.graphFile, nodeParts, edges, communities, { built_at: builtAt, index_version: INDEX_VERSION });
-      if (opts.deferGraphFile) opts.deferGraphFile(write);
-      else write();
-    }
-    lap("graph_file");
-    return finish({ changed_paths: [...touched], reclustered, nodes_processed: delta.length, nodes_embedded: toEmbed.length, communities: communities.length, node_count: nodes.length, edge_count: edges.length, files_indexed: extracts.size, files_changed: toParse.length, files_removed: removed.length }, skipped);
   } finally {
     await store.close();
   }
 }
 
+/** Files whose edit can change what is indexed or how it resolves: a build that sees one walks the tree. */
+function isSettingsPath(rel: string): boolean {
+  const base = rel.slice(rel.lastIndexOf("/") + 1);
+  return rel === CONFIG_FILE_NAME || base === ".gitignore" || TS_CONFIG_NAMES.includes(base);
+}
+
 /**
- * graph.json's nodes, serialised one file at a time (nodes come grouped by file). A file's text is
- * reused while its extract (the same object) and its nodes' communities and parents are unchanged.
+ * Compares the project's files with the index's rows: unchanged ones (same size and mtime) are not
+ * read; changed ones are hashed, and only real content changes are handed on with their text.
+ * With `hinted` paths only those are checked; the other files and their skip records stand.
  */
-function graphJsonParts(nodes: NodeRecord[], extracts: Map<string, FileExtract>, cache: Map<string, { extract: FileExtract; sig: string; json: Buffer }>): Buffer[] {
-  const out: Buffer[] = [];
-  for (let i = 0; i < nodes.length; ) {
-    const file = nodes[i].file_path;
-    let j = i;
-    let sig = "";
-    for (; j < nodes.length && nodes[j].file_path === file; j++) sig += `${nodes[j].community}:${nodes[j].parent ?? ""};`;
-    const extract = extracts.get(file)!;
-    let hit = cache.get(file);
-    if (!hit || hit.extract !== extract || hit.sig !== sig) {
-      hit = { extract, sig, json: Buffer.from(nodes.slice(i, j).map(({ code: _c, bases: _b, ...rest }) => JSON.stringify(rest)).join(",")) };
-      cache.set(file, hit);
+function scanFiles(cfg: ResolvedConfig, previous: Map<string, FileRow>, opts: { force: boolean; redact: boolean; failedBefore: Record<string, string>; hinted?: string[]; contentSkipped: Record<string, string> }): Scan {
+  const scan: Scan = { changed: [], removed: [], current: new Set(), skipped: [], contentSkipped: {}, parseFailed: {} };
+  let candidates: Candidate[];
+  if (opts.hinted) {
+    const hinted = new Set(opts.hinted);
+    for (const p of previous.keys()) if (!hinted.has(p)) scan.current.add(p);
+    for (const [p, stamp] of Object.entries(opts.contentSkipped)) if (!hinted.has(p)) scan.contentSkipped[p] = stamp;
+    for (const [p, stamp] of Object.entries(opts.failedBefore)) if (!hinted.has(p)) scan.parseFailed[p] = stamp;
+    candidates = [];
+    for (const p of hinted) {
+      const r = checkFile(cfg, p);
+      if (r && "skipped" in r) scan.skipped.push(r.skipped);
+      else if (r) candidates.push(r.file);
     }
-    out.push(hit.json);
-    i = j;
+  } else {
+    const found = discover(cfg);
+    scan.skipped.push(...found.skipped);
+    candidates = found.files;
   }
-  for (const file of cache.keys()) if (!extracts.has(file)) cache.delete(file);
-  return out;
+  for (const c of candidates) {
+    const prev = previous.get(c.path);
+    if (!opts.force && prev && prev.size === c.size && prev.mtime_ms === c.mtimeMs) {
+      scan.current.add(c.path);
+      continue;
+    }
+    const stamp = sizeStamp(c.size, c.mtimeMs);
+    if (!opts.force && !prev && opts.failedBefore[c.path] === stamp) {
+      scan.skipped.push({ path: c.path, reason: "unreadable", detail: "parse failed in an earlier build; unchanged since" });
+      scan.contentSkipped[c.path] = scan.parseFailed[c.path] = stamp;
+      continue;
+    }
+    let buf: Buffer;
+    try {
+      buf = fs.readFileSync(c.abs);
+    } catch (err) {
+      scan.skipped.push({ path: c.path, reason: "unreadable", detail: (err as NodeJS.ErrnoException).code });
+      continue;
+    }
+    const bad = inspectContent(c.path, buf);
+    if (bad) {
+      scan.skipped.push({ path: c.path, ...bad });
+      scan.contentSkipped[c.path] = stamp;
+      continue;
+    }
+    scan.current.add(c.path);
+    const hash = createHash("sha1").update(buf).digest("hex");
+    const row: FileRow = { path: c.path, hash, size: c.size, language: c.language.id, tokens: 0, line_count: 0, mtime_ms: c.mtimeMs };
+    if (!opts.force && prev && prev.hash === hash) {
+      // Touched but identical: refresh mtime only, no re-parse.
+      scan.changed.push({ row: { ...prev, mtime_ms: c.mtimeMs } });
+      continue;
+    }
+    scan.changed.push({ row, source: indexedText(buf.toString("utf8"), c.path, opts.redact) });
+  }
+  scan.removed = [...previous.keys()].filter((p) => !scan.current.has(p));
+  return scan;
+}
+
+/** A file's text as indexed: with secrets redacted when asked (line numbers kept, so citations stay right). */
+function indexedText(text: string, rel: string, redact: boolean): string {
+  return redact ? redactSecrets(text, rel).text : text;
+}
+
+/** Parses the files whose content changed; a file the parser fails on is skipped (and remembered). */
+async function parseFiles(pool: ParsePool, scan: Scan, progress: (p: BuildProgress) => void): Promise<Map<string, FileExtract>> {
+  const toParse = scan.changed.filter((c): c is Required<Changed> => c.source !== undefined);
+  progress({ phase: "parse", done: 0, total: toParse.length });
+  const r = await pool.extractAll(
+    toParse.map((c) => ({ path: c.row.path, language: c.row.language as FileExtract["language"], source: c.source })),
+    (n) => progress({ phase: "parse", done: n, total: toParse.length }),
+  );
+  for (const f of r.failed) {
+    scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
+    const row = toParse.find((c) => c.row.path === f.path)!.row;
+    scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
+  }
+  return new Map(r.extracts.map((e) => [e.path, e]));
+}
+
+/**
+ * Brings the graph up to date with the parsed files. The resolver is the daemon's warm one, else
+ * the index's graph rebuilt from its stored extracts; its update re-resolves only the files the
+ * change can affect, and its delta is what the store applies. A forced build, or new module
+ * aliases, resolve every file and compare with the stored edges instead.
+ */
+async function resolveChanges(a: {
+  cfg: ResolvedConfig;
+  store: IndexStore;
+  pool: ParsePool;
+  warm: BuildCache | undefined;
+  force: boolean;
+  storedTsPaths: string | undefined;
+  tsPaths: string;
+  tsConfigs: TsConfigs;
+  fresh: Map<string, FileExtract>;
+  removed: string[];
+  previous: Map<string, FileRow>;
+  redact: boolean;
+}): Promise<GraphChange> {
+  const aliasesChanged = a.storedTsPaths !== a.tsPaths;
+  const whole = a.force || aliasesChanged;
+  let resolver = a.warm && !whole && a.warm.tsPaths === a.tsPaths ? a.warm.resolver : undefined;
+  if (!resolver) {
+    // The files the index holds, as it holds them; the update below brings in this build's changes.
+    // With new aliases the stored edges are the baseline instead, so changed and removed files stay out.
+    const gone = new Set(a.removed);
+    resolver = a.force ? new GraphResolver({ tsPaths: (file) => a.tsConfigs.forFile(file) }) : await storedResolver(a.store, a.tsConfigs, (e) => a.previous.has(e.path) && !(whole && (a.fresh.has(e.path) || gone.has(e.path))));
+  }
+  const delta = resolver.update([...a.fresh.values()], whole ? [] : a.removed);
+  const touched = new Set([...a.fresh.keys(), ...a.removed]);
+  const nodes = delta.nodes;
+  // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten.
+  const moved = [...new Set([...delta.parentUpdates.keys()].map((id) => resolver!.fileOf(id)!))].filter((p) => !touched.has(p));
+  if (moved.length) {
+    const texts = moved.map((p) => ({ path: p, language: languageForPath(p)!.id, source: indexedText(fs.readFileSync(`${a.cfg.root}/${p}`, "utf8"), p, a.redact) }));
+    for (const ex of (await a.pool.extractAll(texts)).extracts) {
+      nodes.push(...resolver.recordsOf(ex));
+      touched.add(ex.path);
+    }
+  }
+  let { edgesAdded, edgesRemoved } = delta;
+  if (whole) {
+    // Every file was resolved anew (or with new aliases): the stored edges are the baseline.
+    ({ edgesAdded, edgesRemoved } = diffEdgeLists(await a.store.edges(), resolver.edges().edges));
+    if (a.force) for (const p of a.previous.keys()) touched.add(p);
+  }
+  return { nodes, touched, edgesAdded, edgesRemoved, nodeCount: resolver.nodeCount, edgeCount: resolver.edgeCount, resolver };
+}
+
+/** The graph of the index as stored, resolved again from its extracts (those `keep` keeps). */
+async function storedResolver(store: IndexStore, tsConfigs: TsConfigs, keep: (e: FileExtract) => boolean): Promise<GraphResolver> {
+  const resolver = new GraphResolver({ tsPaths: (file) => tsConfigs.forFile(file) });
+  resolver.update((await store.extracts()).filter(keep), []);
+  return resolver;
+}
+
+/** Which edges a store holding `before` must add and remove to hold `after`. */
+function diffEdgeLists(before: GraphEdge[], after: GraphEdge[]): { edgesAdded: GraphEdge[]; edgesRemoved: GraphEdge[] } {
+  const key = (e: GraphEdge) => `${e.source}\0${e.target}\0${e.type}`;
+  const was = new Set(before.map(key));
+  const is = new Set(after.map(key));
+  return { edgesAdded: after.filter((e) => !was.has(key(e))), edgesRemoved: before.filter((e) => !is.has(key(e))) };
+}
+
+/** The communities the index holds, for a build without warm state. */
+async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<string, number>; communities: GraphCommunity[] }> {
+  return { communityOf: new Map((await store.catalog()).map((n) => [n.id, n.community])), communities: await store.communities() };
+}
+
+/** Texts of the nodes to write, with their vectors: reused when the node's text is unchanged, embedded otherwise. */
+async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embedder, graph: GraphChange, prevHashes: Map<string, { rowid: number; textHash: string }>, progress: (p: BuildProgress) => void): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
+  const children = childNamesByParent(graph.nodes);
+  const texts = graph.nodes.map((n) => {
+    const text = embeddingText(n, children.get(n.id) ?? []);
+    const lexical = lexicalFields(n, children.get(n.id) ?? []);
+    return { n, text, lexical, hash: textHash(text, lexical) };
+  });
+  const reusable = await store.vectors(texts.flatMap((t) => {
+    const prev = prevHashes.get(t.n.id);
+    return prev && prev.textHash === t.hash ? [prev.rowid] : [];
+  }));
+  const delta: BuildDelta["nodes"] = [];
+  const toEmbed: { i: number; text: string }[] = [];
+  const sources = new Map<string, string>();
+  for (const { n, text, lexical, hash } of texts) {
+    const prev = prevHashes.get(n.id);
+    const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg, n.file_path, sources) : undefined });
+    if (!reused) toEmbed.push({ i: delta.length - 1, text });
+  }
+  const batch = cfg.build.batchSize;
+  for (let s = 0; s < toEmbed.length; s += batch) {
+    const slice = toEmbed.slice(s, s + batch);
+    const vecs = await embedder.embed(slice.map((x) => x.text));
+    slice.forEach((x, k) => (delta[x.i].vector = vecs[k]));
+    progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
+  }
+  return { delta, embedded: toEmbed.length };
 }
 
 /** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */
@@ -403,67 +523,17 @@ function sortedJson(o: Record<string, string>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
-/** Words of a whole file (identifiers split, comments included) for the file-level lexical index. */
-function fileWordsOf(root: string, rel: string, sources: Map<string, string>, redact: boolean): string {
-  let text = sources.get(rel);
-  if (text === undefined && !redact) {
+/** Words of a whole file (identifiers split, comments included) for the file-level lexical index; redacted when the build redacts. */
+function fileWordsOf(cfg: ResolvedConfig, rel: string, cache: Map<string, string>): string {
+  let text = cache.get(rel);
+  if (text === undefined) {
     try {
-      text = fs.readFileSync(`${root}/${rel}`, "utf8");
+      text = indexedText(fs.readFileSync(`${cfg.root}/${rel}`, "utf8"), rel, cfg.build.excludeSecrets ?? false);
     } catch {
       text = "";
     }
   }
-  return splitWords((text ?? "").slice(0, 400_000)).join(" ");
-}
-
-function degreeMap(edges: GraphEdge[]): Map<string, number> {
-  const d = new Map<string, number>();
-  for (const e of edges) {
-    d.set(e.source, (d.get(e.source) ?? 0) + 1);
-    d.set(e.target, (d.get(e.target) ?? 0) + 1);
-  }
-  return d;
-}
-
-/** Keeps existing nodes in their community; new nodes join the community their neighbours and file share. */
-function carryCommunities(nodes: NodeRecord[], edges: GraphEdge[], prev: Map<string, number>): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const n of nodes) {
-    const c = prev.get(n.id);
-    if (c !== undefined && c >= 0) out.set(n.id, c);
-  }
-  const fresh = new Set(nodes.filter((n) => !out.has(n.id)).map((n) => n.id));
-  // Neighbours of the new nodes only: everything else keeps its community.
-  const adj = new Map<string, string[]>();
-  for (const e of edges) {
-    if (fresh.has(e.source)) (adj.get(e.source) ?? adj.set(e.source, []).get(e.source)!).push(e.target);
-    if (fresh.has(e.target)) (adj.get(e.target) ?? adj.set(e.target, []).get(e.target)!).push(e.source);
-  }
-  const fileVotes = new Map<string, Map<number, number>>();
-  for (const n of nodes) {
-    const c = out.get(n.id);
-    if (c === undefined) continue;
-    const m = fileVotes.get(n.file_path) ?? new Map<number, number>();
-    m.set(c, (m.get(c) ?? 0) + 1);
-    fileVotes.set(n.file_path, m);
-  }
-  for (let pass = 0; pass < 2; pass++) {
-    for (const n of nodes) {
-      if (out.has(n.id)) continue;
-      const votes = new Map<number, number>();
-      for (const nb of adj.get(n.id) ?? []) {
-        const c = out.get(nb);
-        if (c !== undefined) votes.set(c, (votes.get(c) ?? 0) + 1);
-      }
-      for (const [c, v] of fileVotes.get(n.file_path) ?? []) votes.set(c, (votes.get(c) ?? 0) + 0.5 * v);
-      const best = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
-      if (best) out.set(n.id, best[0]);
-    }
-  }
-  let fallback = 0;
-  for (const c of out.values()) fallback = Math.max(fallback, c + 1);
-  for (const n of nodes) if (!out.has(n.id)) out.set(n.id, fallback);
-  return out;
+  return splitWords(text.slice(0, 400_000)).join(" ");
 }
 
 /** Nodes of the external generator's graph, with line ranges and code from our own parse of their files. */
@@ -510,3 +580,11 @@ function loadExternal(cfg: ResolvedConfig, byPath: Map<string, FileExtract>) {
   return { nodes, edges: g.edges, communityOf, communities };
 }
 
+function degreeMap(edges: GraphEdge[]): Map<string, number> {
+  const d = new Map<string, number>();
+  for (const e of edges) {
+    d.set(e.source, (d.get(e.source) ?? 0) + 1);
+    d.set(e.target, (d.get(e.target) ?? 0) + 1);
+  }
+  return d;
+}

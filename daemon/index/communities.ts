@@ -16,13 +16,16 @@ const WEIGHT: Record<string, number> = { calls: 1, inherits: 1.5, imports: 0.7, 
 const MIN_COMMUNITY = 4;
 
 
+/** What clustering and naming read of a node. */
+export type CommunityNode = { id: string; name: string; type: string; file_path: string };
+
 export interface CommunityResult {
   communityOf: Map<string, number>;
   communities: GraphCommunity[];
 }
 
 /** Louvain modularity clustering over the code graph, then naming from directories and central symbols. */
-export function detectCommunities(nodes: NodeRecord[], edges: GraphEdge[]): CommunityResult {
+export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): CommunityResult {
   const g = new UndirectedGraph({ allowSelfLoops: false });
   for (const n of nodes) g.addNode(n.id);
   for (const e of edges) {
@@ -84,8 +87,8 @@ export function detectCommunities(nodes: NodeRecord[], edges: GraphEdge[]): Comm
 }
 
 /** Names each community by its common directory and its most connected symbols. */
-export function nameCommunities(nodes: Pick<NodeRecord, "id" | "name" | "type" | "file_path">[], degree: Map<string, number>, communityOf: Map<string, number>): GraphCommunity[] {
-  const members = new Map<number, Pick<NodeRecord, "id" | "name" | "type" | "file_path">[]>();
+export function nameCommunities(nodes: CommunityNode[], degree: Map<string, number>, communityOf: Map<string, number>): GraphCommunity[] {
+  const members = new Map<number, CommunityNode[]>();
   for (const n of nodes) {
     const c = communityOf.get(n.id);
     if (c === undefined) continue;
@@ -138,4 +141,56 @@ function commonDir(files: string[]): string {
     }
   }
   return best;
+}
+
+/**
+ * Places the nodes of re-indexed files without a community (in `communityOf`, which holds every
+ * other node's) where their neighbours and their file's other nodes are; everything else stays.
+ * `edges` are the edges the build added: every edge of a new node is among them.
+ */
+export function carryCommunities(nodes: CommunityNode[], edges: GraphEdge[], communityOf: Map<string, number>): void {
+  const fresh = new Set(nodes.filter((n) => !communityOf.has(n.id)).map((n) => n.id));
+  if (fresh.size === 0) return;
+  const adj = new Map<string, string[]>();
+  const link = (a: string, b: string) => (adj.get(a) ?? adj.set(a, []).get(a)!).push(b);
+  for (const e of edges) {
+    if (fresh.has(e.source)) link(e.source, e.target);
+    if (fresh.has(e.target)) link(e.target, e.source);
+  }
+  const fileVotes = new Map<string, Map<number, number>>();
+  for (const n of nodes) {
+    const c = communityOf.get(n.id);
+    if (c === undefined) continue;
+    const m = fileVotes.get(n.file_path) ?? new Map<number, number>();
+    m.set(c, (m.get(c) ?? 0) + 1);
+    fileVotes.set(n.file_path, m);
+  }
+  for (let pass = 0; pass < 2; pass++) {
+    for (const n of nodes) {
+      if (communityOf.has(n.id)) continue;
+      const votes = new Map<number, number>();
+      for (const nb of adj.get(n.id) ?? []) {
+        const c = communityOf.get(nb);
+        if (c !== undefined) votes.set(c, (votes.get(c) ?? 0) + 1);
+      }
+      for (const [c, v] of fileVotes.get(n.file_path) ?? []) votes.set(c, (votes.get(c) ?? 0) + 0.5 * v);
+      const best = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+      if (best) communityOf.set(n.id, best[0]);
+    }
+  }
+  let fallback = 0;
+  for (const c of communityOf.values()) fallback = Math.max(fallback, c + 1);
+  for (const n of nodes) if (!communityOf.has(n.id)) communityOf.set(n.id, fallback);
+}
+
+/**
+ * The previous communities with their new sizes after nodes were carried in or left; emptied ones
+ * drop out, new ones (a new file with no neighbours) are named from their nodes (`placed`).
+ */
+export function recountCommunities(previous: GraphCommunity[], sizes: Map<number, number>, communityOf: Map<string, number>, placed: CommunityNode[]): GraphCommunity[] {
+  const out: GraphCommunity[] = previous.filter((c) => (sizes.get(c.id) ?? 0) > 0).map((c) => ({ ...c, size: sizes.get(c.id)! }));
+  const known = new Set(previous.map((c) => c.id));
+  const members = placed.filter((n) => !known.has(communityOf.get(n.id)!));
+  if (members.length) out.push(...nameCommunities(members, new Map(), communityOf));
+  return out.sort((a, b) => a.id - b.id);
 }

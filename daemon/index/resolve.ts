@@ -46,6 +46,7 @@ export interface ResolveDelta {
 }
 
 interface NodeInfo {
+  name: string;
   type: string;
   family: string;
   file: string;
@@ -127,6 +128,28 @@ export class GraphResolver {
     return this.edgeTotal;
   }
 
+  /** The lean extract of a resolved file. */
+  extractOf(file: string): FileExtract | undefined {
+    return this.files.get(file)?.ex;
+  }
+
+  /** The file of a node, if the node exists. */
+  fileOf(id: string): string | undefined {
+    return this.nodes.get(id)?.file;
+  }
+
+  /** Every node, lean: what clustering and naming need. */
+  nodeList(): { id: string; name: string; type: string; file_path: string }[] {
+    return [...this.nodes].map(([id, n]) => ({ id, name: n.name, type: n.type, file_path: n.file }));
+  }
+
+  /** Nodes of a file already resolved, complete, from a full extract of its current content (with code). */
+  recordsOf(ex: FileExtract): NodeRecord[] {
+    const st = this.files.get(ex.path);
+    if (!st) throw new Error(`${ex.path} is not resolved`);
+    return this.nodeRecords(st, ex);
+  }
+
   /** Every edge with its key, by file path. */
   edges(): { edges: GraphEdge[]; keys: (number | string)[] } {
     const edges: GraphEdge[] = [];
@@ -153,6 +176,7 @@ export class GraphResolver {
       if (k.startsWith("n:")) this.uniques.delete(k.slice(2));
     };
     const fresh = new Set(changed.map((e) => e.path));
+    const full = new Map(changed.map((e) => [e.path, e]));
     /** Edges, attachments (by node id) and bases before this update, of every file resolved or removed in it. */
     const before = new Map<string, Before>();
     const remember = (st: FileState) => {
@@ -223,7 +247,7 @@ export class GraphResolver {
       const prev = before.get(p);
       diffEdges(prev?.edges ?? [], prev?.keys ?? [], st.edges, st.edgeKeys, delta);
       this.edgeTotal += st.edges.length - (prev?.edges.length ?? 0);
-      if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st));
+      if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
       else if (prev) {
         for (const [i, id] of st.ids.entries()) {
           const now = st.attached.get(i);
@@ -269,7 +293,7 @@ export class GraphResolver {
   private stateOf(ex: FileExtract): FileState {
     const spec = languageById(ex.language);
     const st: FileState = {
-      ex,
+      ex: leanExtract(ex),
       spec,
       family: familyOf(spec),
       dir: dirOf(ex.path),
@@ -334,11 +358,11 @@ export class GraphResolver {
     const { ex } = st;
     this.files.set(ex.path, st);
     this.dirNames.delete(`${st.family}\0${st.dir}`);
-    this.nodes.set(ex.path, { type: "module", family: st.family, file: ex.path });
+    this.nodes.set(ex.path, { name: ex.path, type: "module", family: st.family, file: ex.path });
     ex.defs.forEach((d, i) => {
       const id = st.ids[i];
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
-      this.nodes.set(id, { type: d.kind, family: st.family, file: ex.path, parent });
+      this.nodes.set(id, { name: d.name, type: d.kind, family: st.family, file: ex.path, parent });
       const list = this.byName.get(d.name);
       if (list) list.push(id);
       else this.byName.set(d.name, [id]);
@@ -492,9 +516,8 @@ export class GraphResolver {
     fi.edgeKeys = keys;
   }
 
-  /** Nodes of one file, as stored and served. */
-  private nodeRecords(st: FileState): NodeRecord[] {
-    const { ex } = st;
+  /** Nodes of one file, as stored and served; `ex` is its full extract (the state keeps no code). */
+  private nodeRecords(st: FileState, ex: FileExtract): NodeRecord[] {
     const out: NodeRecord[] = [
       {
         id: ex.path,
@@ -696,6 +719,11 @@ export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: s
   const r = new GraphResolver(opts);
   const { nodes } = r.update(extracts, []);
   return { nodes, ...r.edges() };
+}
+
+/** An extract without the definitions' code: what resolution keeps and the index stores (code lives in the nodes). */
+export function leanExtract(ex: FileExtract): FileExtract {
+  return ex.defs.some((d) => d.code) ? { ...ex, defs: ex.defs.map((d) => (d.code ? { ...d, code: "" } : d)) } : ex;
 }
 
 function diffEdges(oldEdges: GraphEdge[], oldKeys: (number | string)[], newEdges: GraphEdge[], newKeys: (number | string)[], delta: ResolveDelta): void {

@@ -145,6 +145,44 @@ export function discover(cfg: ResolvedConfig): Discovery {
   return { files, skipped };
 }
 
+/**
+ * One path by the rules of `discover`: a source file to index, a file left out (with the reason),
+ * or nothing to index (gone, not a source file, in an excluded directory). For builds that know
+ * which files changed (a watch batch) and need not walk the tree.
+ */
+export function checkFile(cfg: ResolvedConfig, rel: string): { file: Candidate } | { skipped: Skipped } | undefined {
+  const language = languageForPath(rel.slice(rel.lastIndexOf("/") + 1));
+  if (!language) return undefined;
+  const filter = makePathFilter(cfg);
+  const parts = rel.split("/");
+  const ignores: { base: string; ig: Ignore }[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const dirRel = parts.slice(0, i).join("/");
+    const dirAbs = path.join(cfg.root, dirRel);
+    if (i > 0 && (filter.dirExcluded(dirRel, path.dirname(dirAbs)) || isIgnored(ignores, dirRel, true))) return undefined;
+    const own = loadGitignore(dirAbs, dirRel);
+    if (own) ignores.push(own);
+  }
+  if (filter.fileExcluded(rel)) return { skipped: { path: rel, reason: "excluded" } };
+  if (isIgnored(ignores, rel, false)) return { skipped: { path: rel, reason: "gitignored" } };
+  const abs = path.join(cfg.root, rel);
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(abs);
+    if (st.isSymbolicLink()) {
+      if (fs.statSync(abs).isDirectory()) return undefined;
+      if (path.relative(cfg.root, fs.realpathSync(abs)).startsWith("..")) return { skipped: { path: rel, reason: "symlink_outside" } };
+      st = fs.statSync(abs);
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR" ? undefined : { skipped: { path: rel, reason: "unreadable", detail: code } };
+  }
+  if (!st.isFile()) return undefined;
+  if (st.size > cfg.build.maxFileBytes) return { skipped: { path: rel, reason: "too_large", detail: `${st.size} bytes > ${cfg.build.maxFileBytes}` } };
+  return { file: { path: rel, abs, size: st.size, mtimeMs: st.mtimeMs, language } };
+}
+
 /** The .gitignore of one directory, as a matcher relative to that directory. */
 export function loadGitignore(dirAbs: string, dirRel: string): { base: string; ig: Ignore } | undefined {
   let text: string;

@@ -1,0 +1,189 @@
+import { Worker } from "node:worker_threads";
+import type { ResolvedConfig } from "../../shared/config.js";
+import { CodememError, type ErrorCode } from "../../shared/errors.js";
+import { log } from "../../shared/log.js";
+import { buildIndex, type BuildCache, type BuildProgress, type BuildResult } from "./build.js";
+import type { writeGraphFile } from "./graph-file.js";
+import type { Embedder } from "./embed/embedder.js";
+import { ParsePool } from "./parse-pool.js";
+
+/** One build as asked of a builder. */
+export interface BuildRequest {
+  force?: boolean;
+  optimize?: boolean;
+  /** Write graph.json once edits settle (watch-triggered builds) instead of before returning. */
+  deferGraphFile?: boolean;
+  /** The only files that may have changed (a watch batch); see BuildOptions.paths. */
+  paths?: string[];
+  /** Load the warm state even when nothing changed (a daemon's catch-up build). */
+  warm?: boolean;
+}
+
+/** Runs a project's builds one at a time, keeping what the next incremental build needs warm. */
+export interface Builder {
+  build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult>;
+  /** Forgets the warm state (the index moved to another backend). */
+  reset(): void;
+  /** Writes a pending graph.json and releases threads. */
+  close(): Promise<void>;
+}
+
+/** graph.json for watch builds is written once edits have settled this long. */
+const GRAPH_FILE_SETTLE_MS = 1500;
+
+/** Builds in the calling thread (tests, benchmarks, the CLI-free engine; and inside the build thread). */
+export class LocalBuilder implements Builder {
+  private cache: { value?: BuildCache } = {};
+  private readonly pool: ParsePool;
+  private graphWrite?: { timer: NodeJS.Timeout; write: () => Promise<void> };
+
+  constructor(
+    workers: number,
+    private readonly embedder: (cfg: ResolvedConfig) => Promise<Embedder>,
+    private readonly writeGraph?: typeof writeGraphFile,
+  ) {
+    this.pool = new ParsePool(workers);
+  }
+
+  async build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    try {
+      return await buildIndex(cfg, {
+        force: req.force,
+        optimize: req.optimize,
+        paths: req.paths,
+        writeGraph: this.writeGraph,
+        warm: req.warm,
+        embedder: await this.embedder(cfg),
+        pool: this.pool,
+        cache: this.cache,
+        onProgress,
+        deferGraphFile: req.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
+      });
+    } catch (err) {
+      this.cache = {}; // the next build reloads from the index, which the failed build left intact
+      throw err;
+    } finally {
+      this.pool.idle();
+    }
+  }
+
+  reset(): void {
+    this.cache = {};
+  }
+
+  /** Bursts of saves write graph.json once. */
+  private scheduleGraphWrite(write: () => Promise<void>): void {
+    if (this.graphWrite) clearTimeout(this.graphWrite.timer);
+    const timer = setTimeout(() => {
+      this.graphWrite = undefined;
+      void writeGraph(write);
+    }, GRAPH_FILE_SETTLE_MS);
+    this.graphWrite = { timer, write };
+  }
+
+  async close(): Promise<void> {
+    if (this.graphWrite) {
+      clearTimeout(this.graphWrite.timer);
+      await writeGraph(this.graphWrite.write);
+      this.graphWrite = undefined;
+    }
+    await this.pool.close();
+  }
+}
+
+/** graph.json is derived and rewritten on the next build: a failed write is reported, not fatal. */
+function writeGraph(write: () => Promise<void>): Promise<void> {
+  return write().catch((err) => log.warn("graph.json not written", { error: (err as Error).message }));
+}
+
+/** graph.json written by a thread of its own (graph-thread.ts), which exits when done. */
+export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./graph-thread.js", import.meta.url), { workerData: { cfg, meta } });
+    let answered = false;
+    w.once("message", (m: { ok: boolean; error?: string }) => {
+      answered = true;
+      if (m.ok) resolve();
+      else reject(new Error(m.error));
+    });
+    w.once("error", reject);
+    w.once("exit", (code) => {
+      if (!answered) reject(new Error(`graph.json thread exited (${code})`));
+    });
+  });
+}
+
+/** Messages between ThreadBuilder and its thread (daemon/index/build-thread.ts). */
+export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" };
+export type FromThread =
+  | { type: "progress"; id: number; progress: BuildProgress }
+  | { type: "done"; id: number; result: BuildResult }
+  | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
+  | { type: "closed" };
+
+/**
+ * Builds on a worker thread: the daemon's main thread keeps answering from the previous index while
+ * a build parses, resolves, embeds and writes (a forced build of a large tree holds a core for
+ * minutes), and graph.json is serialised there too. The thread keeps the warm build state; it
+ * starts on the first build.
+ */
+export class ThreadBuilder implements Builder {
+  private worker?: Worker;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
+  private closed?: Promise<void>;
+
+  build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    const w = this.thread();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      w.postMessage({ type: "build", id, cfg, req } satisfies ToThread);
+    });
+  }
+
+  reset(): void {
+    this.worker?.postMessage({ type: "reset" } satisfies ToThread);
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(new URL("./build-thread.js", import.meta.url));
+    const fail = (why: string) => {
+      if (this.worker === w) this.worker = undefined;
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id);
+        p.reject(new CodememError("INTERNAL", `The build thread stopped (${why}); the previous index is intact. Run the build again.`));
+      }
+    };
+    w.on("message", (m: FromThread) => {
+      if (m.type === "closed") return;
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      if (m.type === "progress") return p.onProgress?.(m.progress);
+      this.pending.delete(m.id);
+      if (m.type === "done") p.resolve(m.result);
+      else p.reject(new CodememError(m.error.code as ErrorCode, m.error.message, m.error.details));
+    });
+    w.on("error", (err) => {
+      log.error("build thread failed", { error: err.stack ?? err.message });
+      fail(err.message);
+    });
+    w.on("exit", (code) => fail(`exit ${code}`));
+    this.worker = w;
+    return w;
+  }
+
+  close(): Promise<void> {
+    const w = this.worker;
+    if (!w) return Promise.resolve();
+    this.closed ??= new Promise<void>((resolve) => {
+      w.once("exit", () => resolve());
+      w.on("message", (m: FromThread) => {
+        if (m.type === "closed") void w.terminate();
+      });
+      w.postMessage({ type: "close" } satisfies ToThread);
+    });
+    return this.closed;
+  }
+}

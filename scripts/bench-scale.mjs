@@ -1,0 +1,272 @@
+#!/usr/bin/env node
+// Scale benchmark: a large real tree through a real daemon, for this build and a baseline build.
+//   npm run bench:scale [-- --tree go-src|go-src-x5|all] [--baseline REF|none] [--baseline-large] [--saves N] [--json]
+// Trees come from scripts/fetch-scale-corpora.sh (Go 1.19's src/ with its tests: ~60K nodes; five
+// copies: ~300K). Each side runs in its own process on its own copy of the tree: a full build
+// through the daemon, the index's size on disk, daemon RSS at rest, save → searchable over N saves
+// in different packages (through the watcher, a client polling search), delete → gone, the first
+// answer after a restart, and warm query and search latency. The baseline is the code at REF
+// (default: the commit before the scale work), checked out and compiled under .bench-cache; it runs
+// on the large tree only with --baseline-large (it needs several GB and many minutes there).
+import { execFileSync, spawn } from "node:child_process";
+import Database from "better-sqlite3";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const BASELINE_REF = "ded734f";
+const TARGETS = {
+  "go-src": { build_s: 30, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15 },
+  "go-src-x5": { rss_mb: 1500, save_p50_ms: 1000 },
+};
+const QUESTIONS = [
+  "how does the http server handle keep-alive connections",
+  "where are TLS certificates verified",
+  "how does the garbage collector mark objects",
+  "parse a duration string",
+  "how are goroutines scheduled onto threads",
+  "where is the JSON decoder reading struct tags",
+];
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+const rssMbOf = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)[1]) / 1024;
+const duMb = (p) => {
+  let total = 0;
+  const walk = (q) => {
+    const st = fs.statSync(q);
+    if (st.isDirectory()) for (const e of fs.readdirSync(q)) walk(path.join(q, e));
+    else total += st.size;
+  };
+  if (fs.existsSync(p)) walk(p);
+  return total / 1e6;
+};
+
+if (args[0] === "--side") {
+  await runSide(args[1], args[2], args[3], Number(opt("--saves", "20")));
+  process.exit(0);
+}
+
+// Coordinator: trees, baseline checkout, one child process per side and tree, then the report.
+execFileSync("bash", [path.join(repo, "scripts/fetch-scale-corpora.sh")], { stdio: ["ignore", "ignore", "inherit"] });
+const treeArg = opt("--tree", "all");
+const trees = treeArg === "all" ? ["go-src", "go-src-x5"] : [treeArg];
+const baseRef = opt("--baseline", BASELINE_REF);
+const sides = [{ name: "this build", dist: path.join(repo, "dist") }];
+if (baseRef !== "none") sides.push({ name: `baseline ${baseRef}`, dist: prepareBaseline(baseRef) });
+
+const results = {};
+for (const tree of trees) {
+  results[tree] = {};
+  for (const side of sides) {
+    if (side.name !== "this build" && tree !== "go-src" && !args.includes("--baseline-large")) continue;
+    const work = path.join(repo, ".bench-cache/work", `scale-${tree}-${side.name === "this build" ? "current" : "baseline"}`);
+    console.error(`bench-scale: ${tree}, ${side.name} …`);
+    results[tree][side.name] = await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), work);
+  }
+}
+
+if (args.includes("--json")) console.log(JSON.stringify(results, null, 2));
+else report(results);
+
+function prepareBaseline(ref) {
+  const sha = execFileSync("git", ["-C", repo, "rev-parse", "--short", ref], { encoding: "utf8" }).trim();
+  const dir = path.join(repo, ".bench-cache", `baseline-${sha}`);
+  if (!fs.existsSync(path.join(dir, "dist/daemon/main.js"))) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync("bash", ["-c", `git -C "${repo}" archive ${sha} | tar -x -C "${dir}"`]);
+    fs.symlinkSync(path.join(repo, "node_modules"), path.join(dir, "node_modules"));
+    execFileSync(process.execPath, [path.join(repo, "node_modules/typescript/bin/tsc"), "-p", path.join(dir, "tsconfig.json")], { stdio: "inherit" });
+  }
+  return path.join(dir, "dist");
+}
+
+function child(dist, corpus, work) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), "--side", dist, corpus, work, "--saves", opt("--saves", "20")], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CODEMEM_DEBUG: "1" } });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`side ${dist} exited ${code}`))));
+  });
+}
+
+/** A bare NDJSON client on the daemon's socket: one request at a time. */
+async function rawClient(socket) {
+  const sock = net.createConnection(socket);
+  await new Promise((res, rej) => sock.once("connect", res).once("error", rej));
+  let buf = "";
+  let waiting;
+  sock.on("data", (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0 && waiting) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const w = waiting;
+      waiting = undefined;
+      w(JSON.parse(line));
+    }
+  });
+  let id = 0;
+  return {
+    async call(op, input) {
+      const t = performance.now();
+      const reply = await new Promise((res) => {
+        waiting = res;
+        sock.write(JSON.stringify({ id: ++id, op, input, client: { pid: process.pid, source: "bench" } }) + "\n");
+      });
+      if (!reply.ok) throw new Error(`${op}: ${reply.error.code}: ${reply.error.message}`);
+      return { ms: performance.now() - t, result: reply.result };
+    },
+    close: () => sock.destroy(),
+  };
+}
+
+async function runSide(dist, corpus, work, saves) {
+  const { callDaemon, closeConnections, daemonStatus, stopDaemon } = await import(path.join(dist, "client/rpc.js"));
+  const { socketPathFor } = await import(path.join(dist, "client/socket-path.js"));
+  if (fs.existsSync(work)) await stopDaemon(work).catch(() => {});
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(work), { recursive: true });
+  execFileSync("cp", ["-a", corpus, work]);
+  fs.rmSync(path.join(work, ".corpus-source"), { force: true });
+  const out = {};
+  const idle = async () => {
+    for (let i = 0; i < 600; i++) {
+      const s = await daemonStatus(work);
+      if (s.watcher?.ready && !s.watcher.building && s.watcher.pending.length === 0 && !s.build) return s;
+      await sleep(100);
+    }
+    throw new Error("the daemon did not settle within 60 s");
+  };
+
+  // 1. Full build through the daemon.
+  await callDaemon(work, "ping", {}, { source: "bench" });
+  let t = performance.now();
+  const built = await callDaemon(work, "build", { project_path: work }, { source: "bench", timeoutMs: 3_600_000 });
+  out.build_s = (performance.now() - t) / 1000;
+  out.nodes = built.node_count;
+  out.edges = built.edge_count;
+  out.files = built.files_indexed;
+  let status = await idle();
+  await sleep(6000); // graph.json's deferred write, then rest
+  out.index_mb = duMb(path.join(work, "codegraph-out/codemem_db"));
+  out.graph_json_mb = duMb(path.join(work, "codegraph-out/graph.json"));
+  out.rss_after_build_mb = rssMbOf(status.pid);
+
+  // 2. Saves in different packages: a new function each, searchable when search returns it.
+  const c = await rawClient(socketPathFor(work));
+  const files = [];
+  const byDir = new Map();
+  // Files the index holds (vendored and generated code is not indexed), one per package.
+  const db = new Database(path.join(work, "codegraph-out/codemem_db/index.db"), { readonly: true });
+  for (const { path: f } of db.prepare("SELECT path FROM files WHERE path NOT LIKE '%_test.go' ORDER BY path").all()) {
+    const dir = path.dirname(f);
+    if (!byDir.has(dir)) byDir.set(dir, f);
+  }
+  db.close();
+  const dirs = [...byDir.keys()];
+  for (let i = 0; i < saves; i++) files.push(byDir.get(dirs[Math.floor(((i + 0.5) * dirs.length) / saves)]));
+  const saveMs = [];
+  for (const [i, f] of files.entries()) {
+    const name = `CodememBenchSaved${i}x${Date.now().toString(36)}`;
+    const abs = path.join(work, f);
+    const text = fs.readFileSync(abs, "utf8");
+    const started = performance.now();
+    fs.writeFileSync(abs, `${text}\n// ${name} was added by the scale benchmark.\nfunc ${name}() int { return ${i} }\n`);
+    for (;;) {
+      const { result } = await c.call("search", { project_path: work, query: name, limit: 3 });
+      if (result.results.some((h) => h.name === name)) break;
+      if (performance.now() - started > 60_000) throw new Error(`${name} not searchable within 60 s`);
+      await sleep(25);
+    }
+    saveMs.push(performance.now() - started);
+    await sleep(2500);
+  }
+  out.save_ms = { p50: pct(saveMs, 50), p95: pct(saveMs, 95), max: Math.max(...saveMs), all: saveMs.map(Math.round) };
+
+  // 3. Delete → gone: the last saved file's new function leaves search.
+  {
+    const abs = path.join(work, files.at(-1));
+    const name = fs.readFileSync(abs, "utf8").match(/func (CodememBenchSaved\w+)\(/)[1];
+    const started = performance.now();
+    fs.rmSync(abs);
+    for (;;) {
+      const { result } = await c.call("search", { project_path: work, query: name, limit: 3 });
+      if (!result.results.some((h) => h.name === name)) break;
+      if (performance.now() - started > 60_000) throw new Error(`${name} still found 60 s after its file was deleted`);
+      await sleep(20);
+    }
+    out.delete_ms = performance.now() - started;
+  }
+  status = await idle();
+  await sleep(5000);
+  out.rss_at_rest_mb = rssMbOf((await daemonStatus(work)).pid);
+
+  // 4. Warm query and search latency.
+  const queryMs = [];
+  const searchMs = [];
+  for (let i = 0; i < 3 * QUESTIONS.length; i++) {
+    queryMs.push((await c.call("query", { project_path: work, question: QUESTIONS[i % QUESTIONS.length] })).ms);
+    searchMs.push((await c.call("search", { project_path: work, query: QUESTIONS[i % QUESTIONS.length], limit: 10 })).ms);
+  }
+  out.query_ms = { p50: pct(queryMs, 50), p95: pct(queryMs, 95) };
+  out.search_ms = { p50: pct(searchMs, 50), p95: pct(searchMs, 95) };
+  c.close();
+
+  // 5. First answer after a restart: from the client's call (which starts the daemon) to the answer.
+  await closeConnections();
+  await stopDaemon(work);
+  t = performance.now();
+  const first = await callDaemon(work, "query", { project_path: work, question: QUESTIONS[0] }, { source: "bench", timeoutMs: 600_000 });
+  out.first_answer_ms = performance.now() - t;
+  out.first_answer_tokens = first.tokens;
+  await sleep(5000);
+  out.rss_restarted_at_rest_mb = rssMbOf((await daemonStatus(work)).pid);
+  await closeConnections();
+  await stopDaemon(work);
+  console.log(JSON.stringify(out));
+}
+
+function report(results) {
+  const rows = [
+    ["full build", (r) => r.build_s, "s", "build_s"],
+    ["nodes", (r) => r.nodes, ""],
+    ["edges", (r) => r.edges, ""],
+    ["index on disk", (r) => r.index_mb, "MB", "index_mb"],
+    ["graph.json", (r) => r.graph_json_mb, "MB"],
+    ["RSS right after the full build", (r) => r.rss_after_build_mb, "MB"],
+    ["RSS at rest after the saves", (r) => r.rss_at_rest_mb, "MB", "rss_mb"],
+    ["save → searchable p50", (r) => r.save_ms.p50, "ms", "save_p50_ms"],
+    ["save → searchable p95", (r) => r.save_ms.p95, "ms", "save_p95_ms"],
+    ["delete → gone", (r) => r.delete_ms, "ms"],
+    ["first answer after restart", (r) => r.first_answer_ms, "ms", "first_answer_ms"],
+    ["RSS at rest after restart", (r) => r.rss_restarted_at_rest_mb, "MB"],
+    ["warm query p50", (r) => r.query_ms.p50, "ms", "query_p50_ms"],
+    ["warm search p50", (r) => r.search_ms.p50, "ms", "search_p50_ms"],
+  ];
+  const fmt = (v) => (v === undefined || Number.isNaN(v) ? "-" : v >= 100 ? String(Math.round(v)) : String(Math.round(v * 10) / 10));
+  for (const [tree, sides] of Object.entries(results)) {
+    const names = Object.keys(sides);
+    console.log(`\n${tree}`);
+    console.log(`${"metric".padEnd(32)}${names.map((n) => n.padStart(20)).join("")}   target`);
+    for (const [label, get, unit, key] of rows) {
+      const target = key ? TARGETS[tree]?.[key] : undefined;
+      const cells = names.map((n) => `${fmt(get(sides[n]))} ${unit}`.padStart(20));
+      const verdict = target === undefined ? "" : `≤ ${target} ${unit}  ${get(sides[names[0]]) <= target ? "PASS" : "FAIL"}`;
+      console.log(`${label.padEnd(32)}${cells.join("")}   ${verdict}`);
+    }
+    console.log(`saves (ms, ${names[0]}): ${sides[names[0]].save_ms.all.join(" ")}`);
+  }
+}

@@ -200,7 +200,8 @@ async function connect(root: string, autostart: boolean, onClose: () => void): P
   let lastErr: unknown;
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 1.5, 250);
+    // A connect attempt on a Unix socket costs microseconds: a starting daemon is reached as soon as it listens.
+    delay = Math.min(delay * 1.5, 50);
     try {
       return make(await connectOnce(files.socket));
     } catch (err) {

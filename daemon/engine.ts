@@ -5,10 +5,10 @@ import { log } from "../shared/log.js";
 import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
-import { fileStamp, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
+import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
-import { fileStamps, type BuildProgress, type BuildResult } from "./index/build.js";
+import type { BuildProgress, BuildResult } from "./index/build.js";
 import { LocalBuilder, ThreadBuilder, type Builder } from "./index/builder.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
@@ -19,7 +19,7 @@ import { recursiveQuery } from "./retrieve/recursive.js";
 import { Retriever } from "./retrieve/retriever.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
-import { DocsIndex } from "./docs/index.js";
+import type { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
 import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
 import { appendEvent } from "../shared/events.js";
@@ -35,8 +35,11 @@ export interface EngineOptions {
   onProgress?: (p: BuildProgress) => void;
   /** codemem.toml changed and was read again (the daemon re-applies its watch rules). */
   onConfigChange?: () => void;
-  /** Build on a worker thread, so answers keep flowing during builds (the daemon); default: in this thread. */
-  buildThread?: boolean;
+  /**
+   * Serving as the daemon: builds run on a thread of their own, so answers keep flowing during
+   * them, and a reader answers as soon as its catalog is read, while the rest warms up.
+   */
+  daemon?: boolean;
 }
 
 const FRESHNESS_TTL_MS = 1500;
@@ -65,7 +68,7 @@ export class ProjectEngine {
     public cfg: ResolvedConfig,
     private readonly opts: EngineOptions,
   ) {
-    this.builder = opts.buildThread ? new ThreadBuilder() : new LocalBuilder(cfg.build.workers, () => this.embedder());
+    this.builder = opts.daemon ? new ThreadBuilder() : new LocalBuilder(cfg.build.workers, () => this.embedder());
     this.configStamp = fileStamp(stateDirs(root).configFile);
   }
 
@@ -111,7 +114,7 @@ export class ProjectEngine {
   /** The warm read view of the index; opened on first use, reopened after large builds. */
   retriever(): Promise<Retriever> {
     this.ret ??= openStore(this.cfg, { mode: "read" })
-      .then((store) => Retriever.open(store).catch(async (err) => {
+      .then((store) => Retriever.open(store, { background: this.opts.daemon }).catch(async (err) => {
         await store.close();
         throw err;
       }))
@@ -216,9 +219,15 @@ export class ProjectEngine {
 
   /** Files changed on disk since the last build (by size and mtime), cached briefly. */
   async freshness(): Promise<FreshnessT> {
+    const r = await this.retriever();
+    const warming = r.warming.size ? { warming: [...r.warming] } : {};
+    return { ...(await this.pending(r)), ...warming };
+  }
+
+  /** What is changed on disk and not indexed: the watcher's account, else a walk of the tree (cached briefly). */
+  private async pending(r: Retriever): Promise<FreshnessT> {
     const now = Date.now();
     if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
-    const r = await this.retriever();
     const watched = this.watched?.();
     if (watched) {
       return { indexed_at: r.meta.built_at ?? null, stale: watched.length > 0, pending_count: watched.length, pending_files: watched.slice(0, 20) };
@@ -348,6 +357,8 @@ export class ProjectEngine {
     // Documents follow the code index's secret policy (recorded by its last build); a change of
     // policy rebuilds the documents index, which only holds derivable data.
     const redact = this.cfg.build.excludeSecrets ?? (await this.retrieverOrUndefined())?.meta.exclude_secrets === "true";
+    // Loaded on first use: PDF and DOCX readers are heavy, and most sessions never ask documents.
+    const { DocsIndex } = await import("./docs/index.js");
     const policyFile = DocsIndex.fileFor(this.root) + ".redact";
     const previous = fs.existsSync(policyFile) ? fs.readFileSync(policyFile, "utf8").trim() : undefined;
     if (previous !== undefined && previous !== String(redact)) {

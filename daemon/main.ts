@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   let engine: ProjectEngine;
   try {
     engine = await ProjectEngine.open(root, {
-      buildThread: true,
+      daemon: true,
       // New rules (exclude_patterns, limits): watch with them from now on, and re-index by them
       // (a no-op when the change came with a build).
       onConfigChange: () => {
@@ -271,8 +271,7 @@ async function main(): Promise<void> {
     if (!stopping && (readLockPid(files.lock) !== process.pid || !ownsSocket())) void shutdown("its socket or lock file was removed");
   }, OWNERSHIP_CHECK_MS).unref();
 
-  ensureWatcher();
-  // Warm the read path so the first query does not pay for opening the index.
+  // Open the read path first, so a start's first question does not wait for the watcher's walk of the tree.
   if (indexed()) {
     try {
       await engine.retriever();
@@ -281,6 +280,7 @@ async function main(): Promise<void> {
       log.warn("warm-up failed; requests will report the problem", { error: (err as Error).message });
     }
   }
+  ensureWatcher();
 }
 
 void main().catch((err) => {

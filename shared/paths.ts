@@ -120,3 +120,13 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8A
   } else fs.writeFileSync(tmp, data);
   fs.renameSync(tmp, file);
 }
+
+/** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */
+export function fileStamps(text: string | undefined): Record<string, string> {
+  try {
+    const v = JSON.parse(text ?? "{}");
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}

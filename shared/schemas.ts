@@ -9,6 +9,7 @@ export const Freshness = z.object({
   stale: z.boolean().describe("True when files changed since and are not indexed yet"),
   pending_count: z.number().int(),
   pending_files: z.array(z.string()).describe("Up to 20 changed files awaiting re-indexing"),
+  warming: z.array(z.string()).optional().describe("Parts still loading after the daemon started; answers go on without them"),
 });
 
 export const Layer = z.object({

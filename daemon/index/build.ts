@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { CONFIG_FILE_NAME, sizeStamp, stateDirs } from "../../shared/paths.js";
+import { CONFIG_FILE_NAME, fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
@@ -506,16 +506,6 @@ async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embe
     progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
   }
   return { delta, embedded: toEmbed.length };
-}
-
-/** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */
-export function fileStamps(text: string | undefined): Record<string, string> {
-  try {
-    const v = JSON.parse(text ?? "{}");
-    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 /** JSON with keys in order: the same set of files always gives the same text. */

@@ -2,10 +2,10 @@ import { Worker } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError, type ErrorCode } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { buildIndex, type BuildCache, type BuildProgress, type BuildResult } from "./build.js";
+import type { BuildCache, BuildProgress, BuildResult } from "./build.js";
 import type { writeGraphFile } from "./graph-file.js";
 import type { Embedder } from "./embed/embedder.js";
-import { ParsePool } from "./parse-pool.js";
+import type { ParsePool } from "./parse-pool.js";
 
 /** One build as asked of a builder. */
 export interface BuildRequest {
@@ -34,18 +34,19 @@ const GRAPH_FILE_SETTLE_MS = 1500;
 /** Builds in the calling thread (tests, benchmarks, the CLI-free engine; and inside the build thread). */
 export class LocalBuilder implements Builder {
   private cache: { value?: BuildCache } = {};
-  private readonly pool: ParsePool;
+  private pool?: ParsePool;
   private graphWrite?: { timer: NodeJS.Timeout; write: () => Promise<void> };
 
   constructor(
-    workers: number,
+    private readonly workers: number,
     private readonly embedder: (cfg: ResolvedConfig) => Promise<Embedder>,
     private readonly writeGraph?: typeof writeGraphFile,
-  ) {
-    this.pool = new ParsePool(workers);
-  }
+  ) {}
 
   async build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    // The build pipeline (parsers, clustering) loads on the first build, never in a reader that only answers.
+    const [{ buildIndex }, { ParsePool }] = await Promise.all([import("./build.js"), import("./parse-pool.js")]);
+    this.pool ??= new ParsePool(this.workers);
     try {
       return await buildIndex(cfg, {
         force: req.force,
@@ -87,7 +88,7 @@ export class LocalBuilder implements Builder {
       await writeGraph(this.graphWrite.write);
       this.graphWrite = undefined;
     }
-    await this.pool.close();
+    await this.pool?.close();
   }
 }
 

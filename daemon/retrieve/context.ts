@@ -46,7 +46,8 @@ export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
   const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
   const name = r.meta.project_name || "project";
   if (files === 0) return [`# ${name} — ${fresh}; no source files indexed (${LANGUAGES.map((l) => l.id).join(", ")}); check .gitignore and exclude_patterns`];
-  return [`# ${name} — ${fresh}; ${files} files, ${symbols} symbols (${langs})`];
+  const warming = freshness.warming?.length ? `; warming up after a start (${freshness.warming.join(", ")} not ready, so the answer is lexical)` : "";
+  return [`# ${name} — ${fresh}${warming}; ${files} files, ${symbols} symbols (${langs})`];
 }
 
 export function architectureLines(r: Retriever, max: number): string[] {

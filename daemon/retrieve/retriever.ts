@@ -1,6 +1,7 @@
+import { log } from "../../shared/log.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import { contentWords, stem } from "../index/text.js";
-import type { GraphCommunity, GraphEdge } from "../index/types.js";
+import type { GraphCommunity } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
 import { NameIndex } from "./mentions.js";
 
@@ -40,21 +41,66 @@ export class Retriever {
   nodes: MemNode[] = [];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
-  private readonly names = new NameIndex([]);
+  private names = new NameIndex([]);
   communities: GraphCommunity[] = [];
   meta: Record<string, string> = {};
   /** Indexed files by path (size and mtime answer freshness; tokens the baselines). */
   files = new Map<string, FileRow>();
 
+  /** Parts still loading after a quick open (`background`): answers go on without them and say so. */
+  readonly warming = new Set<string>();
+  /** Refreshes applied while the term weights and names were built from the opening catalog. */
+  private missed?: { gone: MemNode[]; fresh: MemNode[] }[];
+
   private constructor(readonly store: IndexStore) {}
 
-  static async open(store: IndexStore): Promise<Retriever> {
+  /**
+   * Opens the index's catalog. Term weights, the names questions mention and the backend's search
+   * caches (the local vector matrix) are built in slices after it; with `background` the reader is
+   * returned before they are ready (a daemon's first answers after a start), else once they are.
+   */
+  static async open(store: IndexStore, opts: { background?: boolean } = {}): Promise<Retriever> {
     const r = new Retriever(store);
     const all = await store.catalog();
     r.patchNodes(all, [], all);
-    r.countTerms(r.nodes, 1);
     await r.reloadRows();
+    const warm = r.warm(all);
+    if (opts.background) warm.catch((err) => log.warn("warming the index reader failed; answers go on without what it lacks", { error: (err as Error).message }));
+    else await warm;
     return r;
+  }
+
+  private async warm(catalog: MemNode[]): Promise<void> {
+    const parts = ["term weights", "identifier mentions", "vector search"];
+    for (const p of parts) this.warming.add(p);
+    this.missed = [];
+    const df = new Map<string, number>();
+    const names = new NameIndex([]);
+    try {
+      for (let i = 0; i < catalog.length; i += WARM_SLICE) {
+        const slice = catalog.slice(i, i + WARM_SLICE);
+        countTerms(df, slice, 1);
+        names.add(slice);
+        await new Promise<void>((r) => setImmediate(r));
+      }
+      for (const { gone, fresh } of this.missed) {
+        countTerms(df, gone, -1);
+        countTerms(df, fresh, 1);
+        names.remove(gone);
+        names.add(fresh);
+      }
+      this.df = df;
+      this.names = names;
+    } finally {
+      this.missed = undefined;
+      this.warming.delete(parts[0]);
+      this.warming.delete(parts[1]);
+    }
+    try {
+      await this.store.warm?.();
+    } finally {
+      this.warming.delete(parts[2]);
+    }
   }
 
   /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
@@ -71,8 +117,6 @@ export class Retriever {
       this.byId.set(n.id, n);
       this.byRowid.set(n.rowid, n);
     }
-    this.names.remove(gone);
-    this.names.add(fresh);
     const languages = new Set<string>();
     let symbols = 0;
     for (const n of nodes) {
@@ -100,8 +144,14 @@ export class Retriever {
     await this.store.refresh(files);
     const gone = this.nodes.filter((n) => changed.has(n.file_path));
     const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
-    this.countTerms(gone, -1);
-    this.countTerms(fresh, 1);
+    // While names and term weights are built from the opening catalog, changes wait to be replayed on them.
+    if (this.missed) this.missed.push({ gone, fresh });
+    else {
+      countTerms(this.df, gone, -1);
+      countTerms(this.df, fresh, 1);
+      this.names.remove(gone);
+      this.names.add(fresh);
+    }
     this.patchNodes(nodes, gone, fresh);
     for (const f of rows) this.files.delete(f);
     for (const row of await this.store.files(rows)) this.files.set(row.path, row);
@@ -110,17 +160,7 @@ export class Retriever {
   }
 
   /** Document frequencies of stems over the catalog, for `termWeight`; patched per file on refresh. */
-  private readonly df = new Map<string, number>();
-
-  private countTerms(nodes: MemNode[], sign: 1 | -1): void {
-    for (const n of nodes) {
-      for (const w of termsOf(n)) {
-        const c = (this.df.get(w) ?? 0) + sign;
-        if (c > 0) this.df.set(w, c);
-        else this.df.delete(w);
-      }
-    }
-  }
+  private df = new Map<string, number>();
 
   /**
    * How telling a word is in this project: inverse document frequency over the nodes' names,
@@ -183,7 +223,8 @@ export class Retriever {
   /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
   async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
-    const [lex, vec, files] = await Promise.all([this.lexical(query), this.vector(qv), this.fileMatches(query)]);
+    // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
+    const [lex, vec, files] = await Promise.all([this.lexical(query), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(query)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
@@ -284,6 +325,20 @@ type RowScore = Pick<LexicalHit, "rowid" | "score">;
 function normalised(hits: RowScore[], floor: number): RowScore[] {
   const span = (hits[0]?.score ?? floor) - floor;
   return hits.map((h) => ({ rowid: h.rowid, score: span > 0 ? Math.max(0, (h.score - floor) / span) : 1 }));
+}
+
+/** Slices of the catalog a warming reader handles between yields to answers. */
+const WARM_SLICE = 2000;
+
+/** Adds (or takes back) the nodes' stems to document frequencies. */
+function countTerms(df: Map<string, number>, nodes: MemNode[], sign: 1 | -1): void {
+  for (const n of nodes) {
+    for (const w of termsOf(n)) {
+      const c = (df.get(w) ?? 0) + sign;
+      if (c > 0) df.set(w, c);
+      else df.delete(w);
+    }
+  }
 }
 
 /** The stems a node counts for in the document frequencies (each once). */

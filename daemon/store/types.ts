@@ -58,6 +58,8 @@ export interface IndexStore {
   code(rowid: number): Promise<string>;
   /** Warm caches (if the backend keeps any) re-read these files after a small build. */
   refresh(files: string[]): Promise<void>;
+  /** Loads what the backend keeps in memory for searches (the local vector matrix) without blocking reads meanwhile. */
+  warm?(): Promise<void>;
   /** Runs reads that must see one version of the index (a build may commit meanwhile); plain calls where the backend has no such snapshot. */
   snapshot?<T>(reads: () => Promise<T>): Promise<T>;
   sizeBytes(): Promise<number>;

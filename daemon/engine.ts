@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
 import { log } from "../shared/log.js";
+import { collectWhenIdle } from "../shared/memory.js";
 import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
@@ -56,7 +57,7 @@ export class ProjectEngine {
   private freshCache?: { at: number; value: FreshnessT };
   private docs?: DocsIndex;
   /** Runs builds and keeps the warm state between incremental ones. */
-  private readonly builder: Builder;
+  readonly builder: Builder;
   private synapsesStore?: SynapseStore;
 
   /** codemem.toml's size and mtime when `cfg` was resolved, and of a version that failed to parse. */
@@ -198,7 +199,11 @@ export class ProjectEngine {
     this.ret = undefined;
     this.freshCache = undefined;
     if (!old) return Promise.resolve();
-    const close = () => old.then((r) => r.store.close()).catch(() => {});
+    const close = () =>
+      old
+        .then((r) => r.store.close())
+        .catch(() => {})
+        .finally(() => collectWhenIdle());
     if (opts.now) return close();
     setTimeout(close, READER_CLOSE_DELAY_MS).unref();
     return Promise.resolve();

@@ -12,6 +12,7 @@ import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
+import { memoryMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
@@ -191,14 +192,14 @@ async function main(): Promise<void> {
     },
     {
       ping: info,
-      status: () => ({
+      status: async () => ({
         ...info(),
         socket: files.socket,
         lock: files.lock,
         log_file: files.log,
         index_exists: indexed(),
         rss_bytes: process.memoryUsage.rss(),
-        memory_mb: Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1e5) / 10])),
+        memory_mb: { rss: Math.round(process.memoryUsage.rss() / 1e5) / 10, main: memoryMb(), build_thread: (await engine.builder.memory?.()) ?? null },
         watcher: watcher ? watcher.status() : null,
         build: engine.buildProgress ?? null,
       }),

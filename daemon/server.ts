@@ -24,7 +24,7 @@ export const ADMIN_OPS = ["ping", "status", "shutdown"] as const;
 
 export interface AdminHooks {
   ping(): Record<string, unknown>;
-  status(): Record<string, unknown>;
+  status(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Called after the shutdown reply has been written. */
   shutdown(): void;
 }
@@ -114,7 +114,7 @@ export class DaemonServer {
       if (!op) throw new CodememError("INVALID_ARGUMENT", 'Request has no "op"; name an operation (e.g. "stats") or a tool (e.g. "codemem_stats").');
       let result: unknown;
       if (op === "ping") result = this.admin.ping();
-      else if (op === "status") result = { ...this.admin.status(), server: this.counts() };
+      else if (op === "status") result = { ...(await this.admin.status()), server: this.counts() };
       else if (op === "shutdown") {
         result = { stopping: true };
         setImmediate(() => this.admin.shutdown());

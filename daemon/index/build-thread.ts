@@ -6,7 +6,8 @@ import { parentPort } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { asCodememError } from "../../shared/errors.js";
 import { configureLog } from "../../shared/log.js";
-import { LocalBuilder, writeGraphInThread, type FromThread, type ToThread } from "./builder.js";
+import { collectWhenIdle } from "../../shared/memory.js";
+import { LocalBuilder, memoryMb, writeGraphInThread, type FromThread, type ToThread } from "./builder.js";
 import type { Embedder } from "./embed/embedder.js";
 import { createEmbedder } from "./embed/select.js";
 
@@ -27,10 +28,13 @@ function embedderFor(cfg: ResolvedConfig): Promise<Embedder> {
 
 let queue = Promise.resolve();
 port.on("message", (m: ToThread) => {
+  // Answered at once, between a build's awaits: a status request does not wait for the build.
+  if (m.type === "memory") return port.postMessage({ type: "memory", id: m.id, memory: memoryMb() } satisfies FromThread);
   queue = queue.then(() => handle(m));
 });
 
 async function handle(m: ToThread): Promise<void> {
+  if (m.type === "memory") return;
   if (m.type === "reset") return builder?.reset();
   if (m.type === "close") {
     await builder?.close();
@@ -45,5 +49,7 @@ async function handle(m: ToThread): Promise<void> {
   } catch (err) {
     const e = asCodememError(err);
     port.postMessage({ type: "failed", id: m.id, error: { code: e.code, message: e.message, details: e.details } } satisfies FromThread);
+  } finally {
+    collectWhenIdle();
   }
 }

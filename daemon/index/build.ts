@@ -228,7 +228,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
         const churn = graph.touched.size / Math.max(1, graph.resolver!.fileCount);
         if (!prev || prev.communityOf.size === 0 || churn > 0.1) {
-          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges().edges));
+          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges()));
         } else {
           // Existing nodes keep their community; new ones join their neighbours' and file's.
           communityOf = prev.communityOf;
@@ -251,12 +251,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         }
       }
       lap("resolve");
+      // Touched but identical files keep their stored extract; only the row's mtime moves.
+      const touchedOnly = scan.changed.filter((c) => c.source === undefined && previous.has(c.row.path)).map((c) => c.row.path);
+      const kept = new Map((touchedOnly.length ? await store.extracts(touchedOnly) : []).map((e) => [e.path, e]));
       const upserts = scan.changed.flatMap((c) => {
-        const e = fresh.get(c.row.path);
-        if (e) return [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }];
-        // Touched but identical: the extract stands, only the row's mtime moves.
-        const kept = c.source === undefined ? graph.resolver?.extractOf(c.row.path) : undefined;
-        return kept ? [{ row: c.row, extract: kept }] : [];
+        const e = fresh.get(c.row.path) ?? kept.get(c.row.path);
+        return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }] : [];
       });
 
       const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, progress);
@@ -451,7 +451,7 @@ async function resolveChanges(a: {
   let { edgesAdded, edgesRemoved } = delta;
   if (whole) {
     // Every file was resolved anew (or with new aliases): the stored edges are the baseline.
-    ({ edgesAdded, edgesRemoved } = diffEdgeLists(await a.store.edges(), resolver.edges().edges));
+    ({ edgesAdded, edgesRemoved } = diffEdgeLists(await a.store.edges(), resolver.edges()));
     if (a.force) for (const p of a.previous.keys()) touched.add(p);
   }
   return { nodes, touched, edgesAdded, edgesRemoved, nodeCount: resolver.nodeCount, edgeCount: resolver.edgeCount, resolver };
@@ -460,7 +460,7 @@ async function resolveChanges(a: {
 /** The graph of the index as stored, resolved again from its extracts (those `keep` keeps). */
 async function storedResolver(store: IndexStore, tsConfigs: TsConfigs, keep: (e: FileExtract) => boolean): Promise<GraphResolver> {
   const resolver = new GraphResolver({ tsPaths: (file) => tsConfigs.forFile(file) });
-  resolver.update((await store.extracts()).filter(keep), []);
+  resolver.update((await store.extracts()).filter(keep), [], { load: true });
   return resolver;
 }
 

@@ -26,6 +26,14 @@ export interface Builder {
   reset(): void;
   /** Writes a pending graph.json and releases threads. */
   close(): Promise<void>;
+  /** Heap of the thread builds run on (MB), when it is not the caller's: the daemon reports it. */
+  memory?(): Promise<Record<string, number> | undefined>;
+}
+
+/** A thread's memory as `process.memoryUsage()` counts it there, in MB. */
+export function memoryMb(): Record<string, number> {
+  const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  return Object.fromEntries(Object.entries({ heapUsed, heapTotal, external, arrayBuffers }).map(([k, v]) => [k, Math.round(v / 1e5) / 10]));
 }
 
 /** graph.json for watch builds is written once edits have settled this long. */
@@ -115,9 +123,10 @@ export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string
 }
 
 /** Messages between ThreadBuilder and its thread (daemon/index/build-thread.ts). */
-export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" };
+export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" } | { type: "memory"; id: number };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
+  | { type: "memory"; id: number; memory: Record<string, number> }
   | { type: "done"; id: number; result: BuildResult }
   | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
   | { type: "closed" };
@@ -132,6 +141,7 @@ export class ThreadBuilder implements Builder {
   private worker?: Worker;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
+  private readonly asked = new Map<number, (m: Record<string, number>) => void>();
   private closed?: Promise<void>;
 
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
@@ -147,6 +157,24 @@ export class ThreadBuilder implements Builder {
     this.worker?.postMessage({ type: "reset" } satisfies ToThread);
   }
 
+  /** The build thread's heap; undefined when no thread runs (or it does not answer within a second: it is busy). */
+  memory(): Promise<Record<string, number> | undefined> {
+    const w = this.worker;
+    if (!w) return Promise.resolve(undefined);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.asked.delete(id);
+        resolve(undefined);
+      }, 1000);
+      this.asked.set(id, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      w.postMessage({ type: "memory", id } satisfies ToThread);
+    });
+  }
+
   private thread(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(new URL("./build-thread.js", import.meta.url));
@@ -159,6 +187,11 @@ export class ThreadBuilder implements Builder {
     };
     w.on("message", (m: FromThread) => {
       if (m.type === "closed") return;
+      if (m.type === "memory") {
+        this.asked.get(m.id)?.(m.memory);
+        this.asked.delete(m.id);
+        return;
+      }
       const p = this.pending.get(m.id);
       if (!p) return;
       if (m.type === "progress") return p.onProgress?.(m.progress);

@@ -14,23 +14,45 @@ export interface NodeRecord extends GraphNode {
   bases: string[];
 }
 
-export type EdgeKeyer = (source: string, target: string, type: string) => number | string;
-
 /**
  * Keys that tell edges apart: node ids and edge types are numbered on first sight and packed into
- * one number, so deduplicating or comparing the edges of a large graph allocates no strings (a
- * string key only past 2^24 node ids or 32 edge types). One edge always gets the same key.
+ * one number, so deduplicating, comparing or keeping the edges of a large graph allocates no
+ * strings (a string key only past 2^24 node ids or 32 edge types). One edge always gets the same
+ * key, and a key gives its edge back.
  */
-export function edgeKeyer(): EdgeKeyer {
-  const ids = new Map<string, number>();
-  const types = new Map<string, number>();
-  const num = (m: Map<string, number>, k: string) => m.get(k) ?? m.set(k, m.size).get(k)!;
-  return (source, target, type) => {
-    const s = num(ids, source);
-    const t = num(ids, target);
-    const y = num(types, type);
+export class EdgeKeys {
+  private readonly ids = new Map<string, number>();
+  private readonly idOf: string[] = [];
+  private readonly types = new Map<string, number>();
+  private readonly typeOf: string[] = [];
+
+  key(source: string, target: string, type: string): number | string {
+    const s = this.num(this.ids, this.idOf, source);
+    const t = this.num(this.ids, this.idOf, target);
+    const y = this.num(this.types, this.typeOf, type);
     return s < 2 ** 24 && t < 2 ** 24 && y < 32 ? (s * 2 ** 24 + t) * 32 + y : `${s},${t},${y}`;
-  };
+  }
+
+  edge(key: number | string): GraphEdge {
+    let s: number, t: number, y: number;
+    if (typeof key === "string") [s, t, y] = key.split(",").map(Number);
+    else {
+      y = key % 32;
+      const st = (key - y) / 32;
+      t = st % 2 ** 24;
+      s = (st - t) / 2 ** 24;
+    }
+    return { source: this.idOf[s], target: this.idOf[t], type: this.typeOf[y] };
+  }
+
+  private num(m: Map<string, number>, back: string[], k: string): number {
+    let n = m.get(k);
+    if (n === undefined) {
+      m.set(k, (n = back.length));
+      back.push(k);
+    }
+    return n;
+  }
 }
 
 /** What one call of `GraphResolver.update` changed. */
@@ -55,7 +77,6 @@ interface NodeInfo {
 
 /** A file's results before an update: to tell what the update changed. */
 interface Before {
-  edges: GraphEdge[];
   keys: (number | string)[];
   attached: Map<string, { type: string; name: string }>;
   bases: Map<string, string[]>;
@@ -69,7 +90,10 @@ interface Member {
 
 /** One file's facts and the results of its last resolution. */
 interface FileState {
+  /** What resolution reads of the file (no code, docstrings or signatures: see `resolutionExtract`). */
   ex: FileExtract;
+  /** Go methods (def index) → the variable naming their receiver (`s` in `func (s *Server)`). */
+  receiverVars: Map<number, string>;
   spec: LanguageSpec;
   family: string;
   dir: string;
@@ -77,15 +101,15 @@ interface FileState {
   topLevel: Map<string, string>;
   imported: Map<string, { module: string; name: string }>;
   moduleAliases: Map<string, string>;
-  /** What lookups of each name defined here can see: a changed print means the name's answers may change. */
-  prints: Map<string, { print: string; parents: string[] }>;
+  /** What lookups of each name defined here can see (hashed): a changed print means the name's answers may change. */
+  prints: Map<string, { print: number; parents: string[] }>;
   /** Receiver methods (def index) → the type they joined. */
   attached: Map<number, string>;
   /** This file's types → their resolved bases. */
   bases: Map<string, string[]>;
   /** Hashes of the lookups its last resolution made, sorted. */
   deps: Uint32Array;
-  edges: GraphEdge[];
+  /** Its edges, as keys (`EdgeKeys`). */
   edgeKeys: (number | string)[];
 }
 
@@ -103,7 +127,7 @@ export class GraphResolver {
   private readonly members = new Map<string, Map<string, Member[]>>();
   private readonly baseIds = new Map<string, string[]>();
   private readonly project: ProjectFiles;
-  private readonly keyOf: EdgeKeyer;
+  private readonly keys = new EdgeKeys();
   private readonly dirNames = new Map<string, Map<string, string>>();
   private readonly uniques = new Map<string, Map<string, string | null>>();
   private importCache = new Map<string, { files: string[]; keys: number[] }>();
@@ -111,9 +135,8 @@ export class GraphResolver {
   /** Hashes of the lookups of the file being resolved. */
   private recording: Set<number> | undefined;
 
-  constructor(opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}) {
+  constructor(opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}) {
     this.project = new ProjectFiles(opts.tsPaths);
-    this.keyOf = opts.keyOf ?? edgeKeyer();
   }
 
   get fileCount(): number {
@@ -126,11 +149,6 @@ export class GraphResolver {
 
   get edgeCount(): number {
     return this.edgeTotal;
-  }
-
-  /** The lean extract of a resolved file. */
-  extractOf(file: string): FileExtract | undefined {
-    return this.files.get(file)?.ex;
   }
 
   /** The file of a node, if the node exists. */
@@ -150,22 +168,18 @@ export class GraphResolver {
     return this.nodeRecords(st, ex);
   }
 
-  /** Every edge with its key, by file path. */
-  edges(): { edges: GraphEdge[]; keys: (number | string)[] } {
+  /** Every edge, by file path. */
+  edges(): GraphEdge[] {
     const edges: GraphEdge[] = [];
-    const keys: (number | string)[] = [];
-    for (const p of [...this.files.keys()].sort()) {
-      const st = this.files.get(p)!;
-      for (let i = 0; i < st.edges.length; i++) {
-        edges.push(st.edges[i]);
-        keys.push(st.edgeKeys[i]);
-      }
-    }
-    return { edges, keys };
+    for (const p of [...this.files.keys()].sort()) for (const k of this.files.get(p)!.edgeKeys) edges.push(this.keys.edge(k));
+    return edges;
   }
 
-  /** Applies changed (or new) and removed files, and resolves what they can affect. */
-  update(changed: FileExtract[], removed: string[]): ResolveDelta {
+  /**
+   * Applies changed (or new) and removed files, and resolves what they can affect. With `load`
+   * (the files as an index already holds them) no delta is made: nothing is to be written.
+   */
+  update(changed: FileExtract[], removed: string[], opts: { load?: boolean } = {}): ResolveDelta {
     this.importCache = new Map();
     const changedKeys = new Set<string>();
     // A first build resolves every file anyway: nobody is left to ask who is affected.
@@ -176,13 +190,13 @@ export class GraphResolver {
       if (k.startsWith("n:")) this.uniques.delete(k.slice(2));
     };
     const fresh = new Set(changed.map((e) => e.path));
-    const full = new Map(changed.map((e) => [e.path, e]));
+    const full = new Map(opts.load ? [] : changed.map((e) => [e.path, e]));
     /** Edges, attachments (by node id) and bases before this update, of every file resolved or removed in it. */
     const before = new Map<string, Before>();
     const remember = (st: FileState) => {
       if (before.has(st.ex.path)) return;
       const attached = new Map([...st.attached].map(([i, t]) => [st.ids[i], { type: t, name: st.ex.defs[i].name }]));
-      before.set(st.ex.path, { edges: st.edges, keys: st.edgeKeys, attached, bases: st.bases });
+      before.set(st.ex.path, { keys: st.edgeKeys, attached, bases: st.bases });
     };
 
     for (const p of removed) {
@@ -245,8 +259,9 @@ export class GraphResolver {
       this.record(deps.get(p)!, () => this.resolveReferences(st));
       st.deps = sortedUnique(Uint32Array.from(deps.get(p)!));
       const prev = before.get(p);
-      diffEdges(prev?.edges ?? [], prev?.keys ?? [], st.edges, st.edgeKeys, delta);
-      this.edgeTotal += st.edges.length - (prev?.edges.length ?? 0);
+      this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
+      if (opts.load) continue;
+      this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta);
       if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
       else if (prev) {
         for (const [i, id] of st.ids.entries()) {
@@ -257,10 +272,17 @@ export class GraphResolver {
     }
     for (const [p, prev] of before) {
       if (this.files.has(p)) continue;
-      diffEdges(prev.edges, prev.keys, [], [], delta);
-      this.edgeTotal -= prev.edges.length;
+      this.diffEdges(prev.keys, [], delta);
+      this.edgeTotal -= prev.keys.length;
     }
     return delta;
+  }
+
+  private diffEdges(oldKeys: (number | string)[], newKeys: (number | string)[], delta: ResolveDelta): void {
+    const was = new Set(oldKeys);
+    const is = new Set(newKeys);
+    for (const k of newKeys) if (!was.has(k)) delta.edgesAdded.push(this.keys.edge(k));
+    for (const k of oldKeys) if (!is.has(k)) delta.edgesRemoved.push(this.keys.edge(k));
   }
 
   /** Files not yet in `dirty` whose recorded lookups include a key added to `keys` after the first `from`. */
@@ -293,7 +315,8 @@ export class GraphResolver {
   private stateOf(ex: FileExtract): FileState {
     const spec = languageById(ex.language);
     const st: FileState = {
-      ex: leanExtract(ex),
+      ex: resolutionExtract(ex),
+      receiverVars: new Map(),
       spec,
       family: familyOf(spec),
       dir: dirOf(ex.path),
@@ -305,7 +328,6 @@ export class GraphResolver {
       attached: new Map(),
       bases: new Map(),
       deps: new Uint32Array(0),
-      edges: [],
       edgeKeys: [],
     };
     const seen = new Map<string, number>();
@@ -315,14 +337,18 @@ export class GraphResolver {
       const id = `${ex.path}::${d.qualifiedName}${n > 1 ? `#${n}` : ""}`;
       st.ids.push(id);
       if (d.parent < 0 && !d.receiverType && n === 1) st.topLevel.set(d.name, id);
+      const recv = d.receiverType ? goReceiverVar(d) : undefined;
+      if (recv) st.receiverVars.set(i, recv);
     });
+    const prints = new Map<string, { text: string; parents: string[] }>();
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
-      const p = st.prints.get(d.name) ?? { print: "", parents: [] };
-      p.print += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0};`;
+      const p = prints.get(d.name) ?? { text: "", parents: [] };
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0};`;
       if (d.parent >= 0) p.parents.push(parent);
-      st.prints.set(d.name, p);
+      prints.set(d.name, p);
     });
+    for (const [name, p] of prints) st.prints.set(name, { print: printHash(p.text), parents: p.parents });
     for (const imp of ex.imports) {
       for (const { name, alias } of imp.names) st.imported.set(alias, { module: imp.module, name });
       if (imp.names.length === 0) {
@@ -460,16 +486,14 @@ export class GraphResolver {
 
   /** The file's edges: containment, inheritance, imports and calls. */
   private resolveReferences(fi: FileState): void {
-    const edges: GraphEdge[] = [];
     const keys: (number | string)[] = [];
     const seen = new Set<number | string>();
     const add = (source: string, target: string, type: GraphEdge["type"]) => {
       if (source === target) return;
-      const k = this.keyOf(source, target, type);
+      const k = this.keys.key(source, target, type);
       if (seen.has(k)) return;
       seen.add(k);
       keys.push(k);
-      edges.push({ source, target, type });
     };
     const { ex } = fi;
     ex.defs.forEach((d, i) => add(d.parent >= 0 ? fi.ids[d.parent] : ex.path, fi.ids[i], "contains"));
@@ -496,7 +520,7 @@ export class GraphResolver {
       if (!recv) {
         const t = implicitSelf ? this.enclosingType(callerId) : undefined;
         target = (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name);
-      } else if (selfNames.includes(recv) || (caller?.receiverType && goReceiverVar(caller) === recv)) {
+      } else if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
         const t = this.enclosingType(callerId);
         target = t ? this.memberOf(t, c.name) : undefined;
       } else if (fi.moduleAliases.has(recv)) {
@@ -512,7 +536,6 @@ export class GraphResolver {
       }
       if (target) add(callerId, target, "calls");
     }
-    fi.edges = edges;
     fi.edgeKeys = keys;
   }
 
@@ -715,26 +738,25 @@ export class GraphResolver {
  * Nodes and edges of a whole project from its extracts (a resolver used once).
  * `tsPaths`: a TypeScript/JavaScript file's module aliases (`@/lib/x`), from its tsconfig.
  */
-export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined; keyOf?: EdgeKeyer } = {}): { nodes: NodeRecord[]; edges: GraphEdge[]; keys: (number | string)[] } {
+export function resolveGraph(extracts: FileExtract[], opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}): { nodes: NodeRecord[]; edges: GraphEdge[] } {
   const r = new GraphResolver(opts);
   const { nodes } = r.update(extracts, []);
-  return { nodes, ...r.edges() };
+  return { nodes, edges: r.edges() };
+}
+
+/** What resolution reads of an extract: definitions without code, docstrings or signatures (28 MB at 60K nodes). */
+function resolutionExtract(ex: FileExtract): FileExtract {
+  return { ...ex, moduleDoc: "", defs: ex.defs.map((d) => ({ ...d, code: "", docstring: "", signature: "" })) };
+}
+
+/** A print's 53-bit hash (two FNV-1a passes with different offsets): a missed change would need both to collide. */
+function printHash(text: string): number {
+  return fnv(FNV_OFFSET, text) * 2 ** 21 + (fnv(0x9747b28c, text) >>> 11);
 }
 
 /** An extract without the definitions' code: what resolution keeps and the index stores (code lives in the nodes). */
 export function leanExtract(ex: FileExtract): FileExtract {
   return ex.defs.some((d) => d.code) ? { ...ex, defs: ex.defs.map((d) => (d.code ? { ...d, code: "" } : d)) } : ex;
-}
-
-function diffEdges(oldEdges: GraphEdge[], oldKeys: (number | string)[], newEdges: GraphEdge[], newKeys: (number | string)[], delta: ResolveDelta): void {
-  const was = new Set(oldKeys);
-  const is = new Set(newKeys);
-  newEdges.forEach((e, i) => {
-    if (!was.has(newKeys[i])) delta.edgesAdded.push(e);
-  });
-  oldEdges.forEach((e, i) => {
-    if (!is.has(oldKeys[i])) delta.edgesRemoved.push(e);
-  });
 }
 
 /** Lookup keys are kept as 32-bit FNV-1a hashes: a collision only re-resolves a file needlessly. */

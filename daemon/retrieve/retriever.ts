@@ -1,4 +1,5 @@
 import { log } from "../../shared/log.js";
+import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity } from "../index/types.js";
@@ -100,6 +101,7 @@ export class Retriever {
       await this.store.warm?.();
     } finally {
       this.warming.delete(parts[2]);
+      collectWhenIdle();
     }
   }
 

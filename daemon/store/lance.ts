@@ -188,8 +188,9 @@ export class LanceStore implements IndexStore {
     return (rows as unknown as FileRow[]).sort((a, b) => cmp(a.path, b.path));
   }
 
-  async extracts(): Promise<FileExtract[]> {
-    const rows = await this.read([], (g) => readRows(g.tables.files, ["path", "extract"]));
+  async extracts(paths?: string[]): Promise<FileExtract[]> {
+    if (paths?.length === 0) return [];
+    const rows = await this.read([], (g) => (paths ? readWhere(g.tables.files, ["path", "extract"], inChunks("path", paths)) : readRows(g.tables.files, ["path", "extract"])));
     return rows.sort((a, b) => cmp(a.path as string, b.path as string)).map((r) => JSON.parse(r.extract as string) as FileExtract);
   }
 

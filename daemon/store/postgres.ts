@@ -252,9 +252,10 @@ export class PostgresStore implements IndexStore {
     return this.query<FileRow>(`SELECT path, hash, size, language, tokens, line_count, mtime_ms FROM files ${where}ORDER BY path COLLATE "C"`, paths ? [paths] : [], "reading files");
   }
 
-  async extracts(): Promise<FileExtract[]> {
+  async extracts(paths?: string[]): Promise<FileExtract[]> {
     if (this.pending) return [];
-    const rows = await this.query<{ extract: string }>('SELECT extract FROM files ORDER BY path COLLATE "C"', [], "reading extracts");
+    const where = paths ? "WHERE path = ANY($1::text[]) " : "";
+    const rows = await this.query<{ extract: string }>(`SELECT extract FROM files ${where}ORDER BY path COLLATE "C"`, paths ? [paths] : [], "reading extracts");
     return rows.map((r) => JSON.parse(r.extract) as FileExtract);
   }
 

@@ -29,8 +29,8 @@ export interface IndexStore {
   meta(): Promise<Record<string, string>>;
   /** Rows of every indexed file by path, or of those of `paths` that are indexed. */
   files(paths?: string[]): Promise<FileRow[]>;
-  /** Stored parse results of every file, for incremental builds. */
-  extracts(): Promise<FileExtract[]>;
+  /** Stored parse results of every file (or of those of `paths`), for incremental builds. */
+  extracts(paths?: string[]): Promise<FileExtract[]>;
   /** rowid and text hash of the nodes of the given files (for vector reuse). */
   nodeHashes(files: string[]): Promise<Map<string, { rowid: number; textHash: string }>>;
   /** Stored vectors by rowid; missing rowids are absent from the answer. */

@@ -136,7 +136,7 @@ function notListening(err: unknown): boolean {
   return code === "ENOENT" || code === "ECONNREFUSED" || code === "ECONNRESET" || code === "ENOTSOCK";
 }
 
-/** Starts the daemon detached, its stderr appended to `.codemem/daemon.log`. */
+/** Starts the daemon detached, its stderr appended to `.codemem/daemon.log`; it exits once idle (CODEMEM_IDLE_MINUTES). */
 export function spawnDaemon(root: string): { pid: number | undefined; exited: Promise<number | null> } {
   const files = daemonFiles(root);
   fs.mkdirSync(files.stateDir, { recursive: true });
@@ -147,7 +147,7 @@ export function spawnDaemon(root: string): { pid: number | undefined; exited: Pr
   }
   const logFd = fs.openSync(files.log, "a");
   try {
-    const child = spawn(process.execPath, [DAEMON_MAIN, "--project", root], { detached: true, stdio: ["ignore", "ignore", logFd], cwd: root });
+    const child = spawn(process.execPath, [DAEMON_MAIN, "--project", root, "--on-demand"], { detached: true, stdio: ["ignore", "ignore", logFd], cwd: root });
     const exited = new Promise<number | null>((resolve) => {
       child.once("exit", (code) => resolve(code));
       child.once("error", () => resolve(-1));

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The per-project daemon: `node dist/daemon/main.js --project <abs root> [--no-watch]`.
- * Runs in the foreground; clients start it detached. Exit codes: 0 clean shutdown (or another
+ * The per-project daemon: `node dist/daemon/main.js --project <abs root> [--no-watch] [--on-demand]`.
+ * Runs in the foreground; clients start it detached with `--on-demand`, and such a daemon exits
+ * after CODEMEM_IDLE_MINUTES without a client (the login service's daemon stays). Exit codes: 0 clean shutdown (or another
  * daemon already owns the project), 1 unclean shutdown, 2 bad arguments, 3 cannot start.
  */
 import fs from "node:fs";
@@ -30,15 +31,16 @@ function readVersion(): string {
   }
 }
 
-function parseArgs(argv: string[]): { project?: string; watch: boolean } {
-  const out: { project?: string; watch: boolean } = { watch: true };
+function parseArgs(argv: string[]): { project?: string; watch: boolean; onDemand: boolean } {
+  const out: { project?: string; watch: boolean; onDemand: boolean } = { watch: true, onDemand: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--project") out.project = argv[++i];
     else if (a.startsWith("--project=")) out.project = a.slice("--project=".length);
     else if (a === "--no-watch") out.watch = false;
+    else if (a === "--on-demand") out.onDemand = true;
     else {
-      process.stderr.write(`codemem daemon: unknown argument ${a}; usage: main.js --project <absolute project root> [--no-watch]\n`);
+      process.stderr.write(`codemem daemon: unknown argument ${a}; usage: main.js --project <absolute project root> [--no-watch] [--on-demand]\n`);
       process.exit(2);
     }
   }
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
   const settings = resolveProcessSettings();
   configureLog({ debug: settings.debug, component: "daemon" });
   const args = parseArgs(process.argv.slice(2));
+  const idleMs = args.onDemand ? settings.idleMinutes * 60_000 : 0;
   let root: string;
   try {
     root = resolveProjectRoot(args.project ?? settings.project);
@@ -182,7 +185,7 @@ async function main(): Promise<void> {
 
   let stopping: Promise<never> | undefined;
   const info = () => ({ pid: process.pid, root, uptime_s: Math.round((Date.now() - startedAt) / 1000), version: VERSION, code: CODE });
-  const server = new DaemonServer(
+  const server: InstanceType<typeof DaemonServer> = new DaemonServer(
     async (op, input) => {
       // Clients may leave project_path out: this daemon serves exactly one project.
       if (input && typeof input === "object" && !Array.isArray(input) && !("project_path" in input)) input = { ...input, project_path: root };
@@ -198,6 +201,7 @@ async function main(): Promise<void> {
         lock: files.lock,
         log_file: files.log,
         index_exists: indexed(),
+        idle_exit: idleMs > 0 ? { after_minutes: settings.idleMinutes, idle_s: Math.round(server.idleMs() / 1000) } : null,
         rss_bytes: process.memoryUsage.rss(),
         memory_mb: { rss: Math.round(process.memoryUsage.rss() / 1e5) / 10, main: memoryMb(), build_thread: (await engine.builder.memory?.()) ?? null },
         watcher: watcher ? watcher.status() : null,
@@ -271,6 +275,13 @@ async function main(): Promise<void> {
   setInterval(() => {
     if (!stopping && (readLockPid(files.lock) !== process.pid || !ownsSocket())) void shutdown("its socket or lock file was removed");
   }, OWNERSHIP_CHECK_MS).unref();
+
+  // Every project a client ever touched would otherwise keep a daemon (150 MB and more) for ever.
+  if (idleMs > 0) {
+    setInterval(() => {
+      if (!stopping && !engine.buildProgress && server.idleMs() >= idleMs) void shutdown(`no client for ${settings.idleMinutes} min (CODEMEM_IDLE_MINUTES)`);
+    }, Math.min(60_000, Math.max(250, idleMs / 4))).unref();
+  }
 
   // Open the read path first, so a start's first question does not wait for the watcher's walk of the tree.
   if (indexed()) {

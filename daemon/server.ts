@@ -46,6 +46,8 @@ export class DaemonServer {
   private readonly inFlight = new Set<Promise<void>>();
   private closing = false;
   private counters = { connections_total: 0, requests: 0, errors: 0 };
+  /** When the last client left or the last request ended (performance.now()). */
+  private lastActivity = performance.now();
 
   constructor(
     private readonly handler: RequestHandler,
@@ -54,6 +56,11 @@ export class DaemonServer {
 
   counts(): ServerCounters {
     return { connections: this.conns.size, ...this.counters, in_flight: this.inFlight.size };
+  }
+
+  /** Milliseconds without a connected client or a running request; 0 while one is there. */
+  idleMs(): number {
+    return this.conns.size || this.inFlight.size ? 0 : performance.now() - this.lastActivity;
   }
 
   /** Listens on a Unix socket; the caller has removed any stale socket file. */
@@ -83,7 +90,10 @@ export class DaemonServer {
     this.conns.add(sock);
     this.counters.connections_total++;
     sock.on("error", () => {}); // ECONNRESET/EPIPE from a vanished client: nothing to do
-    sock.on("close", () => this.conns.delete(sock));
+    sock.on("close", () => {
+      this.conns.delete(sock);
+      this.lastActivity = performance.now();
+    });
     this.serve(ndjsonReader(sock), ndjsonWriter(sock));
   }
 
@@ -98,7 +108,10 @@ export class DaemonServer {
         writer.write(reply);
       });
       this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
+      void p.finally(() => {
+        this.inFlight.delete(p);
+        this.lastActivity = performance.now();
+      });
     });
   }
 

@@ -145,11 +145,13 @@ export type ConfigFlags = {
   excludeSecrets?: boolean;
 };
 
-export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backend: BackendName; poolSize: number } } = {
+export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backend: BackendName; poolSize: number }; daemon: { idleMinutes: number } } = {
   build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: undefined },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
   store: { backend: "local", poolSize: 4 },
+  /** Minutes a daemon started on demand by a client lives without a client (0 = for ever). */
+  daemon: { idleMinutes: 30 },
   llm: { models: { fast: "gpt-4o-mini", reliable: "gpt-4o", specialist: "o3-mini" }, timeoutMs: 8000 },
   debug: false,
   eventLog: true,
@@ -244,12 +246,22 @@ function envInt(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
+/** A number ≥ 0 (fractions allowed). */
+function envNumber(v: string | undefined, name: string): number | undefined {
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new CodememError("CONFIG_INVALID", `${name} must be a number ≥ 0 (minutes; 0 = never); got "${v}".`);
+  return n;
+}
+
 /** Environment-only settings that do not depend on a project (log level, event log switch, server mode). */
 export function resolveProcessSettings(env: Env = process.env): {
   debug: boolean;
   eventLog: boolean;
   project?: string;
   runtimeDir?: string;
+  /** CODEMEM_IDLE_MINUTES: how long a daemon started on demand waits without clients before it exits (0 = never). */
+  idleMinutes: number;
   /** CODEMEM_BACKEND / CODEMEM_DB_URL as given (checked by resolveConfig): the server's --backend / --db-url equivalents. */
   backend?: string;
   dbUrl?: string;
@@ -269,6 +281,7 @@ export function resolveProcessSettings(env: Env = process.env): {
     debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
     project: env.CODEMEM_PROJECT || undefined,
+    idleMinutes: envNumber(env.CODEMEM_IDLE_MINUTES, "CODEMEM_IDLE_MINUTES") ?? DEFAULTS.daemon.idleMinutes,
     backend: env.CODEMEM_BACKEND || undefined,
     dbUrl: env.CODEMEM_DB_URL || undefined,
     /** Per-user runtime directory for daemon sockets whose in-project path is too long. */

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { callDaemon, closeConnections, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, closeConnections, daemonStatus, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { daemonFiles, readLockPid, socketPathFor, SOCKET_PATH_MAX } from "../../dist/client/socket-path.js";
 import { cleanupAll, daemonPids, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
 
@@ -99,6 +99,52 @@ describe("daemon lifecycle", () => {
     await waitFor("the orphaned daemon to exit", () => !daemonPids(root).includes(first.pid), 6000);
     expect(daemonPids(root)).toEqual([second.pid]);
     expect((await pingDaemon(root))?.pid).toBe(second.pid);
+  });
+
+  it("a daemon a client started exits once no client has been there for CODEMEM_IDLE_MINUTES; an open connection keeps it", async () => {
+    const root = makeProject();
+    const before = process.env.CODEMEM_IDLE_MINUTES;
+    process.env.CODEMEM_IDLE_MINUTES = "0.02"; // 1.2 s; the spawned daemon inherits it
+    try {
+      await callDaemon(root, "build", { project_path: root });
+    } finally {
+      if (before === undefined) delete process.env.CODEMEM_IDLE_MINUTES;
+      else process.env.CODEMEM_IDLE_MINUTES = before;
+    }
+    const pid = (await pingDaemon(root))!.pid;
+    const status = (await daemonStatus(root)) as { idle_exit: { after_minutes: number } | null };
+    expect(status.idle_exit?.after_minutes).toBe(0.02);
+    // The client's pooled connection stays open (an assistant's session): three idle periods pass.
+    await new Promise((r) => setTimeout(r, 3600));
+    expect(daemonPids(root)).toEqual([pid]);
+
+    await closeConnections();
+    await waitFor("the idle daemon to exit", () => daemonPids(root).length === 0, 15_000);
+    const files = daemonFiles(root);
+    expect(fs.existsSync(files.socket)).toBe(false);
+    expect(fs.existsSync(files.lock)).toBe(false);
+    expect(fs.readFileSync(files.log, "utf8")).toContain("no client for 0.02 min");
+    // The next question starts a fresh daemon on the same index.
+    const stats = (await callDaemon(root, "stats", { project_path: root })) as { node_count: number };
+    expect(stats.node_count).toBeGreaterThan(0);
+  });
+
+  it("the login service's daemon (started without --on-demand) stays however long it is idle", async () => {
+    const root = makeProject();
+    const before = process.env.CODEMEM_IDLE_MINUTES;
+    process.env.CODEMEM_IDLE_MINUTES = "0.02";
+    let d: ReturnType<typeof spawnDaemonChild>;
+    try {
+      d = spawnDaemonChild(root); // the argv of scripts/codemem.service and codemem.plist
+    } finally {
+      if (before === undefined) delete process.env.CODEMEM_IDLE_MINUTES;
+      else process.env.CODEMEM_IDLE_MINUTES = before;
+    }
+    await waitFor("daemon to listen", () => pingDaemon(root).then((p) => p !== null));
+    expect(((await daemonStatus(root)) as { idle_exit: unknown }).idle_exit).toBeNull();
+    await closeConnections();
+    await new Promise((r) => setTimeout(r, 3600));
+    expect(daemonPids(root)).toEqual([d.child.pid]);
   });
 
   it("SIGTERM: exit code 0, socket and lock removed", async () => {

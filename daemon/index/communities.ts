@@ -14,7 +14,13 @@ const louvain = louvainModule as unknown as (
 
 const WEIGHT: Record<string, number> = { calls: 1, inherits: 1.5, imports: 0.7, contains: 0.6 };
 const MIN_COMMUNITY = 4;
-
+/**
+ * On a large graph one Louvain pass lets a cluster swallow the tree (Go's src: 42 % of the symbols
+ * in one "area"), which tells a reader nothing; no community may hold more than this share of them.
+ * Small projects keep what modularity finds.
+ */
+const MAX_SHARE = 0.15;
+const CAP_FROM_NODES = 2000;
 
 /** What clustering and naming read of a node. */
 export type CommunityNode = { id: string; name: string; type: string; file_path: string };
@@ -35,6 +41,8 @@ export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): C
     else g.addEdge(e.source, e.target, { weight: w });
   }
   const raw: Record<string, number> = g.size > 0 ? louvain(g, { getEdgeWeight: "weight", rng: seededRandom(42) /* the same graph always yields the same communities */, resolution: 0.8 }) : {};
+  const cap = nodes.length >= CAP_FROM_NODES ? Math.floor(nodes.length * MAX_SHARE) : Infinity;
+  splitOversized(g, nodes, raw, cap);
 
   // Fold communities too small to mean anything into the neighbour community they touch most,
   // falling back to the community holding most of their file.
@@ -70,8 +78,11 @@ export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): C
         if (c !== own && (groups.get(c)?.length ?? 0) >= MIN_COMMUNITY) votes.set(c, (votes.get(c) ?? 0) + 0.2);
       }
     }
-    const best = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
-    if (best) for (const id of ids) assign.set(id, best[0]);
+    const best = [...votes.entries()].filter(([c]) => (groups.get(c)?.length ?? 0) + ids.length <= cap).sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+    if (best) {
+      for (const id of ids) assign.set(id, best[0]);
+      groups.get(best[0])?.push(...ids);
+    }
   }
 
   // Renumber by size (largest first) so ids are stable for the same graph and readable.
@@ -86,7 +97,74 @@ export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): C
   return { communityOf, communities: nameCommunities(nodes, degree, communityOf) };
 }
 
-/** Names each community by its common directory and its most connected symbols. */
+/**
+ * Splits every community above `cap` nodes (in `raw`, in place): first by modularity within it at
+ * a finer resolution, and where the code does not come apart (one dense package), by directory.
+ */
+function splitOversized(g: UndirectedGraph, nodes: CommunityNode[], raw: Record<string, number>, cap: number): void {
+  if (!Number.isFinite(cap)) return;
+  let next = 0;
+  for (const c of Object.values(raw)) next = Math.max(next, c + 1);
+  const fileOf = new Map(nodes.map((n) => [n.id, n.file_path]));
+  const stuck = new Set<number>();
+  for (let round = 0; round < 8; round++) {
+    const members = new Map<number, string[]>();
+    for (const n of nodes) {
+      const c = raw[n.id];
+      if (c !== undefined) (members.get(c) ?? members.set(c, []).get(c)!).push(n.id);
+    }
+    const over = [...members.entries()].filter(([c, ids]) => ids.length > cap && !stuck.has(c));
+    if (over.length === 0) return;
+    for (const [, ids] of over) {
+      const sub = new UndirectedGraph({ allowSelfLoops: false });
+      for (const id of ids) sub.addNode(id);
+      for (const id of ids) {
+        g.forEachNeighbor(id, (nb: string, attr: Record<string, unknown>) => {
+          if (id < nb && sub.hasNode(nb)) sub.addEdge(id, nb, { weight: attr.weight });
+        });
+      }
+      const parts: Record<string, number> = sub.size > 0 ? louvain(sub, { getEdgeWeight: "weight", rng: seededRandom(42 + round), resolution: 1 + round * 0.5 }) : {};
+      const distinct = new Set(ids.map((id) => parts[id] ?? -1));
+      const byKey = new Map<string, number>();
+      if (distinct.size > 1) {
+        for (const id of ids) raw[id] = next + (parts[id] ?? -1) + 1;
+        next += Math.max(...distinct) + 2;
+      } else {
+        // One dense block: its files' directories, one level below what they share, grouped.
+        const dirs = ids.map((id) => path.posix.dirname(fileOf.get(id) ?? ""));
+        const common = commonPrefix(dirs);
+        for (const [i, id] of ids.entries()) {
+          const key = dirs[i].slice(common.length).split("/").filter(Boolean)[0] ?? fileOf.get(id) ?? "";
+          if (!byKey.has(key)) byKey.set(key, next++);
+          raw[id] = byKey.get(key)!;
+        }
+        if (byKey.size === 1) stuck.add(raw[ids[0]]); // one directory and file: nothing left to split by
+      }
+    }
+  }
+}
+
+function commonPrefix(dirs: string[]): string {
+  let parts = dirs[0]?.split("/") ?? [];
+  for (const d of dirs) {
+    const p = d.split("/");
+    let i = 0;
+    while (i < parts.length && parts[i] === p[i]) i++;
+    parts = parts.slice(0, i);
+  }
+  return parts.length && parts[0] !== "." ? `${parts.join("/")}/` : "";
+}
+
+/** Test code (and test data) of the common conventions: it never names an area. */
+export function isTestPath(file: string): boolean {
+  return /(^|\/)(tests?|testdata|__tests__|spec|fixtures?)(\/|$)|(_test\.[^./]+$)|(^|\/)test_[^/]*\.py$|\.(test|spec)\.[^./]+$|Tests?\.(java|kt|cs|swift)$/.test(file);
+}
+
+/**
+ * Names each community by the directory most of its code lives in and its most connected symbols,
+ * both read from its non-test code: a test file never names an area or stands among its central
+ * symbols (a community of tests only is named by their directory, with "tests").
+ */
 export function nameCommunities(nodes: CommunityNode[], degree: Map<string, number>, communityOf: Map<string, number>): GraphCommunity[] {
   const members = new Map<number, CommunityNode[]>();
   for (const n of nodes) {
@@ -98,21 +176,25 @@ export function nameCommunities(nodes: CommunityNode[], degree: Map<string, numb
   }
   const out: GraphCommunity[] = [];
   for (const [id, list] of [...members.entries()].sort((a, b) => a[0] - b[0])) {
+    const code = list.filter((n) => !isTestPath(n.file_path));
+    const named = code.length ? code : list;
     const fileCounts = new Map<string, number>();
-    for (const n of list) fileCounts.set(n.file_path, (fileCounts.get(n.file_path) ?? 0) + 1);
-    const files = [...fileCounts.entries()].sort((a, b) => b[1] - a[1]).map(([f]) => f);
-    const dir = commonDir(files);
-    const central = list
+    for (const n of named) fileCounts.set(n.file_path, (fileCounts.get(n.file_path) ?? 0) + 1);
+    const files = [...fileCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([f]) => f);
+    const dirs = mainDirs(fileCounts);
+    const central = (code.length ? code : [])
       .filter((n) => n.type !== "module")
       .map((n) => ({ n, deg: degree.get(n.id) ?? 0, cls: n.type === "class" || n.type === "struct" || n.type === "interface" ? 1 : 0 }))
       .sort((a, b) => b.cls - a.cls || b.deg - a.deg || (a.n.name < b.n.name ? -1 : 1))
-      .slice(0, 4)
-      .map((x) => x.n.name);
-    const where = dir || files[0].replace(/\.[^./]+$/, "");
+      .map((x) => x.n.name)
+      .filter((name, i, all) => all.indexOf(name) === i)
+      .slice(0, 4);
+    const where = dirs.join(", ") + (code.length ? "" : " (tests)");
     const name = `${where}${central.length ? ` · ${central.slice(0, 3).join(", ")}` : ""}`;
     const topFiles = files.slice(0, 3).map((f) => path.posix.basename(f));
+    const allFiles = new Set(list.map((n) => n.file_path)).size;
     const description =
-      `${list.length} symbols in ${files.length} file${files.length === 1 ? "" : "s"}${dir ? ` under ${dir}/` : ""}` +
+      `${list.length} symbols in ${allFiles} file${allFiles === 1 ? "" : "s"} under ${dirs.map((d) => (d === "." ? "the project root" : `${d}/`)).join(", ")}` +
       (central.length ? `; central: ${central.join(", ")}` : "") +
       `; main files: ${topFiles.join(", ")}${files.length > 3 ? ", …" : ""}`;
     out.push({ id, name, description, size: list.length, files: files.slice(0, 20) });
@@ -120,27 +202,35 @@ export function nameCommunities(nodes: CommunityNode[], degree: Map<string, numb
   return out;
 }
 
-function commonDir(files: string[]): string {
-  if (files.length === 0) return "";
-  // The deepest directory holding at least 60% of the community's files.
+/**
+ * The deepest directory holding at least 60 % of the community's symbols; when none does (code
+ * spread over the tree), the two directories holding most of them. "." is the project root.
+ */
+function mainDirs(symbolsPerFile: Map<string, number>): string[] {
   const counts = new Map<string, number>();
-  for (const f of files) {
+  let total = 0;
+  for (const [f, n] of symbolsPerFile) {
+    total += n;
     const parts = path.posix.dirname(f).split("/");
     for (let i = 1; i <= parts.length; i++) {
       const d = parts.slice(0, i).join("/");
-      if (d !== ".") counts.set(d, (counts.get(d) ?? 0) + 1);
+      counts.set(d, (counts.get(d) ?? 0) + n);
     }
   }
   let best = "";
   let bestDepth = 0;
   for (const [d, c] of counts) {
-    const depth = d.split("/").length;
-    if (c >= files.length * 0.6 && depth > bestDepth) {
+    const depth = d === "." ? 0 : d.split("/").length;
+    if (c >= total * 0.6 && (depth > bestDepth || !best)) {
       best = d;
       bestDepth = depth;
     }
   }
-  return best;
+  if (best) return [best];
+  // Leaf-most directories by symbols (a directory's count includes its subdirectories').
+  const direct = new Map<string, number>();
+  for (const [f, n] of symbolsPerFile) direct.set(path.posix.dirname(f), (direct.get(path.posix.dirname(f)) ?? 0) + n);
+  return [...direct.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 2).map(([d]) => d);
 }
 
 /**

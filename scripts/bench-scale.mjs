@@ -4,8 +4,9 @@
 // Trees come from scripts/fetch-scale-corpora.sh (Go 1.19's src/ with its tests: ~60K nodes; five
 // copies: ~300K). Each side runs in its own process on its own copy of the tree: a full build
 // through the daemon, the index's size on disk, daemon RSS at rest, save → searchable over N saves
-// in different packages (through the watcher, a client polling search), delete → gone, the first
-// answer after a restart, and warm query and search latency. The baseline is the code at REF
+// in different packages (through the watcher, a client polling search), delete → gone, warm query
+// and search latency, search and status latency during a forced rebuild, and the first answer after
+// a restart. The baseline is the code at REF
 // (default: the commit before the scale work), checked out and compiled under .bench-cache; it runs
 // on the large tree only with --baseline-large (it needs several GB and many minutes there).
 import { execFileSync, spawn } from "node:child_process";
@@ -23,7 +24,7 @@ const opt = (name, dflt) => {
 };
 const BASELINE_REF = "ded734f";
 const TARGETS = {
-  "go-src": { build_s: 30, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15 },
+  "go-src": { build_s: 30, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15, during_build_p99_ms: 200 },
   "go-src-x5": { rss_mb: 1500, save_p50_ms: 1000 },
 };
 const QUESTIONS = [
@@ -223,9 +224,30 @@ async function runSide(dist, corpus, work, saves) {
   }
   out.query_ms = { p50: pct(queryMs, 50), p95: pct(queryMs, 95) };
   out.search_ms = { p50: pct(searchMs, 50), p95: pct(searchMs, 95) };
+
+  // 5. Answers during a forced build (issue 20 item 10): searches and status calls on a second
+  // connection while a rebuild of the whole tree runs.
+  {
+    const during = await rawClient(socketPathFor(work));
+    let building = true;
+    const build = callDaemon(work, "build", { project_path: work, force: true }, { source: "bench", timeoutMs: 3_600_000 }).finally(() => (building = false));
+    const searchDuring = [];
+    const statusDuring = [];
+    for (let i = 0; building; i++) {
+      searchDuring.push((await during.call("search", { project_path: work, query: QUESTIONS[i % QUESTIONS.length], limit: 10 })).ms);
+      const t0 = performance.now();
+      await daemonStatus(work);
+      statusDuring.push(performance.now() - t0);
+      await sleep(50);
+    }
+    await build;
+    during.close();
+    out.during_build = { searches: searchDuring.length, search_p50: pct(searchDuring, 50), search_p99: pct(searchDuring, 99), search_max: Math.max(...searchDuring), status_max: Math.max(...statusDuring) };
+    await idle();
+  }
   c.close();
 
-  // 5. First answer after a restart: from the client's call (which starts the daemon) to the answer.
+  // 6. First answer after a restart: from the client's call (which starts the daemon) to the answer.
   await closeConnections();
   await stopDaemon(work);
   t = performance.now();
@@ -255,6 +277,10 @@ function report(results) {
     ["RSS at rest after restart", (r) => r.rss_restarted_at_rest_mb, "MB"],
     ["warm query p50", (r) => r.query_ms.p50, "ms", "query_p50_ms"],
     ["warm search p50", (r) => r.search_ms.p50, "ms", "search_p50_ms"],
+    ["searches during a forced build", (r) => r.during_build?.searches, ""],
+    ["search p99 during the build", (r) => r.during_build?.search_p99, "ms", "during_build_p99_ms"],
+    ["search max during the build", (r) => r.during_build?.search_max, "ms"],
+    ["status max during the build", (r) => r.during_build?.status_max, "ms"],
   ];
   const fmt = (v) => (v === undefined || Number.isNaN(v) ? "-" : v >= 100 ? String(Math.round(v)) : String(Math.round(v * 10) / 10));
   for (const [tree, sides] of Object.entries(results)) {

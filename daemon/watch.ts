@@ -4,10 +4,9 @@ import { watch, type FSWatcher } from "chokidar";
 import ignore, { type Ignore } from "ignore";
 import type { ResolvedConfig } from "../shared/config.js";
 import { log } from "../shared/log.js";
-import { CONFIG_FILE_NAME, hasIndex } from "../shared/paths.js";
+import { hasIndex } from "../shared/paths.js";
 import { languageForPath } from "./index/languages/registry.js";
-import { TS_CONFIG_NAMES } from "./index/ts-paths.js";
-import { ALWAYS_EXCLUDED_DIRS, makePathFilter } from "./index/walk.js";
+import { ALWAYS_EXCLUDED_DIRS, isSettingsPath, makePathFilter } from "./index/walk.js";
 
 /** What the watcher needs from the engine. */
 export interface WatchTarget {
@@ -56,8 +55,6 @@ const DEFAULT_QUIET_MS = 60;
 const DEFAULT_MAX_DELAY_MS = 2000;
 
 /** Settings whose edits change what is indexed (codemem.toml, at the root) or how imports resolve (module aliases, per package). */
-const isSettings = (rel: string): boolean => rel === CONFIG_FILE_NAME || TS_CONFIG_NAMES.includes(path.posix.basename(rel));
-
 /** Decides, for paths chokidar reports, whether they can matter to the index. */
 export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, stats?: fs.Stats) => boolean; gitignoreChanged: (rel: string) => void } {
   const root = cfg.root;
@@ -99,7 +96,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
     if (segments.some((s) => ALWAYS_EXCLUDED_DIRS.has(s))) return true;
     let isDir: boolean;
     if (stats) isDir = stats.isDirectory();
-    else if (languageForPath(base) || base === ".gitignore" || isSettings(rel)) isDir = false;
+    else if (languageForPath(base) || isSettingsPath(rel)) isDir = false;
     else {
       try {
         isDir = fs.statSync(abs).isDirectory();
@@ -108,7 +105,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
       }
     }
     if (isDir) return filter.dirExcluded(rel, path.dirname(abs)) || gitignored(rel, true);
-    if (base === ".gitignore" || isSettings(rel)) return false;
+    if (isSettingsPath(rel)) return false;
     if (!languageForPath(base)) return true; // temp files of atomic saves, docs, assets
     return filter.fileExcluded(rel) || gitignored(rel, false);
   };
@@ -200,7 +197,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
     if (base === ".gitignore") {
       gitignoreChanged(rel);
       pending.add(rel); // a changed ignore list can add or drop files: rebuild
-    } else if (isSettings(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
+    } else if (isSettingsPath(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
     else return;
     target.markChanged();
     if (!firstEventAt) firstEventAt = Date.now();

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { CONFIG_FILE_NAME, fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
+import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
@@ -19,8 +19,7 @@ import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
 import { splitWords } from "./text.js";
 import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
-import { TS_CONFIG_NAMES } from "./ts-paths.js";
-import { checkFile, discover, inspectContent, type Candidate, type Skipped } from "./walk.js";
+import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
 /** Version of what a build derives from the files; an index of another version is rebuilt whole. */
 export const INDEX_VERSION = "2";
@@ -315,12 +314,6 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   } finally {
     await store.close();
   }
-}
-
-/** Files whose edit can change what is indexed or how it resolves: a build that sees one walks the tree. */
-function isSettingsPath(rel: string): boolean {
-  const base = rel.slice(rel.lastIndexOf("/") + 1);
-  return rel === CONFIG_FILE_NAME || base === ".gitignore" || TS_CONFIG_NAMES.includes(base);
 }
 
 /**

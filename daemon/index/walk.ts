@@ -3,8 +3,16 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import type { ResolvedConfig } from "../../shared/config.js";
+import { CONFIG_FILE_NAME } from "../../shared/paths.js";
 import { languageForPath } from "./languages/registry.js";
 import type { LanguageSpec } from "./languages/language.js";
+import { TS_CONFIG_NAMES } from "./ts-paths.js";
+
+/** Files whose edit can change what is indexed or how it resolves: a build that sees one walks the tree. */
+export function isSettingsPath(rel: string): boolean {
+  const base = path.posix.basename(rel);
+  return rel === CONFIG_FILE_NAME || base === ".gitignore" || TS_CONFIG_NAMES.includes(base);
+}
 
 /** Directory names never indexed, wherever they appear. */
 export const ALWAYS_EXCLUDED_DIRS = new Set([

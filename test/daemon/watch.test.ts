@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { callDaemon, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
@@ -48,6 +49,26 @@ describe("watcher", () => {
     const st = await watchState(root);
     expect(st.batches).toBeGreaterThanOrEqual(1);
     expect(st.last_batch?.changed).toBeGreaterThanOrEqual(1);
+  });
+
+  it("after a build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
+    const files: Record<string, string> = { "pkg/__init__.py": "" };
+    for (let i = 0; i < 1100; i++) files[`pkg/m${i}.py`] = i ? `from pkg.m${i - 1} import f${i - 1}\n\n\ndef f${i}():\n    return f${i - 1}()\n` : "def f0():\n    return 0\n";
+    const root = makeProject({ files });
+    await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000 });
+    await watcherReady(root);
+    const logFile = path.join(root, ".codemem/daemon.log");
+    await waitFor("the build thread to be replaced", () => fs.readFileSync(logFile, "utf8").includes("build thread replaced"));
+    fs.appendFileSync(path.join(root, "pkg/m5.py"), "\nfrom pkg.m900 import f900\n\n\ndef brand_new_caller():\n    return f900()\n");
+    await waitFor("brand_new_caller in search", async () => (await search(root, "brand_new_caller")).some((h) => h.name === "brand_new_caller"), 20_000, 100);
+    const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+    try {
+      const edge = db.prepare("SELECT t.file_path FROM edges e JOIN nodes s ON s.id = e.source JOIN nodes t ON t.id = e.target WHERE s.name = 'brand_new_caller' AND e.type = 'calls'").all();
+      expect(edge).toEqual([{ file_path: "pkg/m900.py" }]);
+    } finally {
+      db.close();
+    }
+    expect(fs.readFileSync(logFile, "utf8")).not.toMatch(/"level":"(error|warn)"/);
   });
 
   it("a deleted file's nodes disappear", async () => {

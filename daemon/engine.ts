@@ -70,6 +70,8 @@ export class ProjectEngine {
     private readonly opts: EngineOptions,
   ) {
     this.builder = opts.daemon ? new ThreadBuilder() : new LocalBuilder(cfg.build.workers, () => this.embedder());
+    // The daemon's build thread re-clusters between builds; readers then load the new communities.
+    if (opts.daemon) this.builder.onBackground = (r) => void this.afterBuild(r).catch((err) => log.warn("refreshing readers after background work failed", { error: (err as Error).message }));
     this.configStamp = fileStamp(stateDirs(root).configFile);
   }
 

@@ -13,7 +13,7 @@ export interface WatchTarget {
   readonly root: string;
   readonly cfg: ResolvedConfig;
   markChanged(): void;
-  build(input: { project_path: string }, opts?: { deferGraphFile?: boolean; paths?: string[] }): Promise<{ files_changed: number; files_removed: number }>;
+  build(input: { project_path: string }, opts?: { deferGraphFile?: boolean; paths?: string[] }): Promise<{ files_changed: number; files_removed: number; reclustered?: boolean }>;
   /** The files of one batch changed together: the synapse store learns that. */
   recordWatchBatch?(files: string[]): Promise<void>;
 }
@@ -174,7 +174,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
         const r = await target.build({ project_path: root }, { deferGraphFile: true, paths: files });
         await target.recordWatchBatch?.(files);
         rec = { files: files.length, changed: r.files_changed, removed: r.files_removed, ms: Math.round(performance.now() - started), at: new Date().toISOString() };
-        log.info("watch batch", { files: files.length, sample: files.slice(0, 5), changed: r.files_changed, removed: r.files_removed, ms: rec.ms });
+        log.info("watch batch", { files: files.length, sample: files.slice(0, 5), changed: r.files_changed, removed: r.files_removed, reclustered: !!r.reclustered, ms: rec.ms });
       } catch (err) {
         rec = { files: files.length, changed: 0, removed: 0, ms: Math.round(performance.now() - started), at: new Date().toISOString(), error: (err as Error).message };
         log.warn("watch batch failed", { files: files.length, error: rec.error, ms: rec.ms });

@@ -42,7 +42,10 @@ async function handle(m: ToThread): Promise<void> {
     return port.postMessage({ type: "closed" } satisfies FromThread);
   }
   configureLog({ debug: m.cfg.debug, component: "daemon" });
-  builder ??= new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread);
+  if (!builder) {
+    builder = new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread);
+    builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
+  }
   try {
     const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread));
     port.postMessage({ type: "done", id: m.id, result } satisfies FromThread);

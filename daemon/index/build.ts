@@ -38,9 +38,14 @@ export interface BuildCache {
   tsPaths: string;
   communityOf: Map<string, number>;
   communities: GraphCommunity[];
+  /** Nodes placed in or dropped from communities by carrying since they were last detected. */
+  carried: number;
   /** The index's file rows. */
   files: Map<string, FileRow>;
 }
+
+/** Carried placements beyond this share of the nodes make a re-clustering due (BuildResult.recluster_due). */
+const RECLUSTER_AFTER_SHARE = 0.05;
 
 export interface BuildOptions {
   force?: boolean;
@@ -57,6 +62,11 @@ export interface BuildOptions {
   paths?: string[];
   /** Load the warm state even when nothing changed (a daemon's catch-up build at start). */
   warm?: boolean;
+  /**
+   * A background job re-clusters later (the daemon's build thread, `reclusterIndex`): communities
+   * are carried however much changed, and the result says when re-clustering is due.
+   */
+  deferRecluster?: boolean;
   optimize?: boolean;
   embedder: Embedder;
   pool?: ParsePool;
@@ -70,6 +80,8 @@ export interface BuildResult {
   rows_changed: string[];
   /** True when communities were re-detected (every node may have moved). */
   reclustered: boolean;
+  /** Internal: carrying has moved enough nodes that communities should be detected again (with deferRecluster). */
+  recluster_due?: boolean;
   nodes_processed: number;
   nodes_embedded: number;
   communities: number;
@@ -193,7 +205,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     if (unchanged) {
       if (opts.warm && opts.cache && !opts.cache.value && source === "builtin") {
         const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
-        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), files: previous };
+        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous };
       }
       return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan.skipped);
     }
@@ -214,6 +226,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       let communityOf: Map<string, number>;
       let communities: GraphCommunity[];
       let reclustered = true;
+      let carried = 0;
       if (source === "external") {
         await runExternalGenerator(cfg);
         const ext = loadExternal(cfg, fresh);
@@ -226,7 +239,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         if (!force) prevHashes = await store.nodeHashes([...graph.touched]);
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
         const churn = graph.touched.size / Math.max(1, graph.resolver!.fileCount);
-        if (!prev || prev.communityOf.size === 0 || churn > 0.1) {
+        if (!prev || prev.communityOf.size === 0 || (churn > 0.1 && !opts.deferRecluster)) {
           ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges()));
         } else {
           // Existing nodes keep their community; new ones join their neighbours' and file's.
@@ -237,12 +250,15 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
             if (c !== undefined) sizes.set(c, (sizes.get(c) ?? 0) + by);
           };
           const live = new Set(graph.nodes.map((n) => n.id));
+          carried = warm?.carried ?? 0;
           for (const id of prevHashes.keys()) {
             if (live.has(id)) continue;
             count(id, -1);
             communityOf.delete(id);
+            carried++;
           }
           const placed = graph.nodes.filter((n) => !communityOf.has(n.id));
+          carried += placed.length;
           carryCommunities(graph.nodes, graph.edgesAdded, communityOf);
           for (const n of placed) count(n.id, 1);
           communities = recountCommunities(prev.communities, sizes, communityOf, placed);
@@ -298,7 +314,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       });
       lap("write");
       if (opts.optimize) await store.optimize();
-      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, files: rows } : undefined;
+      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;
       await store.close();
 
       if (source === "builtin") {
@@ -307,13 +323,58 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         else await write();
       }
       lap("graph_file");
-      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan.skipped);
+      const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
+      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan.skipped);
     } finally {
       if (!opts.pool) await pool.close();
     }
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Detects communities again over the warm graph and writes them (every node's community, the
+ * communities table, a new built_at; graph.json follows). The daemon's build thread runs it once
+ * edits settle after carrying has moved enough nodes, so no save waits for clustering.
+ */
+export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "deferGraphFile">): Promise<BuildResult> {
+  const t0 = performance.now();
+  const { communityOf, communities } = detectCommunities(cache.resolver.nodeList(), cache.resolver.edges());
+  const store = await openStore(cfg, { mode: "build", dim: opts.embedder.dim, batchSize: cfg.build.batchSize });
+  const builtAt = new Date().toISOString();
+  let meta: Record<string, string | undefined>;
+  try {
+    meta = await store.meta();
+    await store.apply({ removedFiles: [], upsertFiles: [], replaceNodesOf: [], nodes: [], edgesAdded: [], edgesRemoved: [], communities, communityOf, meta: { built_at: builtAt } });
+  } finally {
+    await store.close();
+  }
+  Object.assign(cache, { communityOf, communities, carried: 0 });
+  const write = () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION });
+  if (opts.deferGraphFile) opts.deferGraphFile(write);
+  else await write();
+  const result: BuildResult = {
+    changed_paths: [],
+    rows_changed: [],
+    reclustered: true,
+    nodes_processed: 0,
+    nodes_embedded: 0,
+    communities: communities.length,
+    time_elapsed: Math.round(performance.now() - t0) / 1000,
+    node_count: Number(meta.node_count ?? 0),
+    edge_count: Number(meta.edge_count ?? 0),
+    files_indexed: cache.files.size,
+    files_changed: 0,
+    files_removed: 0,
+    files_skipped: 0,
+    skipped: [],
+    graph_source: "builtin",
+    embedder: opts.embedder.id,
+    index_version: INDEX_VERSION,
+  };
+  log.info("communities detected again in the background", { communities: communities.length, ms: Math.round(performance.now() - t0) });
+  return result;
 }
 
 /**

@@ -28,6 +28,8 @@ export interface Builder {
   close(): Promise<void>;
   /** Heap of the thread builds run on (MB), when it is not the caller's: the daemon reports it. */
   memory?(): Promise<Record<string, number> | undefined>;
+  /** Told of index changes made by background work between builds (a re-clustering), to refresh readers. */
+  onBackground?: (result: BuildResult) => void;
 }
 
 /** A thread's memory as `process.memoryUsage()` counts it there, in MB. */
@@ -47,6 +49,10 @@ export class LocalBuilder implements Builder {
   private cache: { value?: BuildCache } = {};
   private pool?: ParsePool;
   private graphWrite?: { timer: NodeJS.Timeout; write: () => Promise<void> };
+  private recluster?: NodeJS.Timeout;
+  /** Builds and background work, one at a time. */
+  private chain: Promise<unknown> = Promise.resolve();
+  onBackground?: (result: BuildResult) => void;
 
   constructor(
     private readonly workers: number,
@@ -54,12 +60,19 @@ export class LocalBuilder implements Builder {
     private readonly writeGraph?: typeof writeGraphFile,
   ) {}
 
-  async build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+  build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    clearTimeout(this.recluster);
+    const run = this.chain.then(() => this.runBuild(cfg, req, onProgress));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private async runBuild(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
     // The build pipeline (parsers, clustering) loads on the first build, never in a reader that only answers.
     const [{ buildIndex }, { ParsePool }] = await Promise.all([import("./build.js"), import("./parse-pool.js")]);
     this.pool ??= new ParsePool(this.workers);
     try {
-      return await buildIndex(cfg, {
+      const result = await buildIndex(cfg, {
         force: req.force,
         optimize: req.optimize,
         paths: req.paths,
@@ -70,7 +83,11 @@ export class LocalBuilder implements Builder {
         cache: this.cache,
         onProgress,
         deferGraphFile: req.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
+        // Where someone listens for background changes (the daemon), clustering waits for a quiet moment.
+        deferRecluster: !!this.onBackground,
       });
+      if (result.recluster_due) this.scheduleRecluster(cfg);
+      return result;
     } catch (err) {
       this.cache = {}; // the next build reloads from the index, which the failed build left intact
       throw err;
@@ -81,6 +98,24 @@ export class LocalBuilder implements Builder {
 
   reset(): void {
     this.cache = {};
+  }
+
+  /** Once edits settle, communities are detected again and readers told (never on a save's path). */
+  private scheduleRecluster(cfg: ResolvedConfig): void {
+    clearTimeout(this.recluster);
+    this.recluster = setTimeout(() => {
+      const job = this.chain.then(async () => {
+        const cache = this.cache.value;
+        if (!cache) return;
+        const { reclusterIndex } = await import("./build.js");
+        const result = await reclusterIndex(cfg, cache, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
+        this.onBackground?.(result);
+      });
+      this.chain = job.catch((err) => {
+        this.cache = {}; // the next build reloads what the index holds
+        log.warn("re-clustering in the background failed; communities stay as carried", { error: (err as Error).message });
+      });
+    }, GRAPH_FILE_SETTLE_MS);
   }
 
   /** Bursts of saves write graph.json once. */
@@ -94,6 +129,8 @@ export class LocalBuilder implements Builder {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.recluster);
+    await this.chain;
     if (this.graphWrite) {
       clearTimeout(this.graphWrite.timer);
       await writeGraph(this.graphWrite.write);
@@ -129,6 +166,7 @@ export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string
 export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" } | { type: "memory"; id: number };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
+  | { type: "background"; result: BuildResult }
   | { type: "memory"; id: number; memory: Record<string, number> }
   | { type: "done"; id: number; result: BuildResult }
   | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
@@ -141,6 +179,7 @@ export type FromThread =
  * starts on the first build.
  */
 export class ThreadBuilder implements Builder {
+  onBackground?: (result: BuildResult) => void;
   private worker?: Worker;
   private nextId = 0;
   private readonly pending = new Map<number, { worker: Worker; resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
@@ -217,6 +256,7 @@ export class ThreadBuilder implements Builder {
     };
     w.on("message", (m: FromThread) => {
       if (m.type === "closed") return;
+      if (m.type === "background") return this.onBackground?.(m.result);
       if (m.type === "memory") {
         this.lastMemory = m.memory; // a late answer still updates the stand-in
         this.asked.get(m.id)?.(m.memory);

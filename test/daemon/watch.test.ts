@@ -71,6 +71,63 @@ describe("watcher", () => {
     expect(fs.readFileSync(logFile, "utf8")).not.toMatch(/"level":"(error|warn)"/);
   });
 
+  it("a batch that moves many nodes keeps its save fast (communities carried) and re-clusters in the background once edits settle", async () => {
+    const files: Record<string, string> = {};
+    const walk = (dir: string, rel: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(path.join(dir, e.name), `${rel}${e.name}/`);
+        else if (e.name.endsWith(".go")) files[`${rel}${e.name}`] = fs.readFileSync(path.join(dir, e.name), "utf8");
+      }
+    };
+    walk(path.resolve("test/fixtures/trees/go"), "");
+    const root = makeProject({ files });
+    await callDaemon(root, "build", { project_path: root });
+    await watcherReady(root);
+    const dbFile = path.join(root, "codegraph-out/codemem_db/index.db");
+    const nodeCount = () => {
+      const db = new Database(dbFile, { readonly: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM nodes").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const before = nodeCount();
+    // More than a tenth of the files and a twentieth of the nodes, in one batch (a branch switch).
+    const targets = Object.keys(files).slice(0, Math.ceil(Object.keys(files).length / 5));
+    const per = Math.ceil((before * 0.08) / targets.length);
+    for (const [i, f] of targets.entries()) {
+      const funcs = Array.from({ length: per }, (_, k) => `\nfunc codememCarried${i}x${k}() int { return ${k} }\n`).join("");
+      fs.appendFileSync(path.join(root, f), funcs);
+    }
+    const logFile = path.join(root, ".codemem/daemon.log");
+    await waitFor("the background re-clustering", () => fs.readFileSync(logFile, "utf8").includes("communities detected again in the background"), 30_000, 100);
+    const batches = fs.readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes('"watch batch"')).map((l) => JSON.parse(l) as { changed: number; reclustered: boolean });
+    expect(batches.reduce((n, b) => n + b.changed, 0)).toBe(targets.length);
+    expect(batches.every((b) => !b.reclustered)).toBe(true);
+    expect(nodeCount()).toBe(before + per * targets.length);
+
+    // Every node sits in a community the index lists, with the listed sizes; graph.json follows.
+    await waitFor("graph.json of the new communities", () => {
+      const db = new Database(dbFile, { readonly: true });
+      try {
+        const builtAt = (db.prepare("SELECT value FROM meta WHERE key = 'built_at'").get() as { value: string }).value;
+        return JSON.parse(fs.readFileSync(path.join(root, "codegraph-out/graph.json"), "utf8")).built_at === builtAt;
+      } finally {
+        db.close();
+      }
+    }, 15_000, 100);
+    const db = new Database(dbFile, { readonly: true });
+    try {
+      const counts = db.prepare("SELECT community AS id, count(*) AS n FROM nodes GROUP BY community ORDER BY community").all();
+      const listed = db.prepare("SELECT id, size AS n FROM communities ORDER BY id").all();
+      expect(counts).toEqual(listed);
+    } finally {
+      db.close();
+    }
+    expect(fs.readFileSync(logFile, "utf8")).not.toMatch(/"level":"(error|warn)"/);
+  });
+
   it("a deleted file's nodes disappear", async () => {
     const root = await builtProject();
     expect((await search(root, "formatPrice")).some((h) => h.file_path === "web/format.ts")).toBe(true);

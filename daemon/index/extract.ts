@@ -10,7 +10,13 @@ const DOC_CAP = 1200;
 const SIGNATURE_CAP = 300;
 const CONTAINERS = new Set(["class", "interface", "struct", "enum", "impl"]);
 
-const wasmDir = path.join(path.dirname(createRequire(import.meta.url).resolve("@vscode/tree-sitter-wasm/package.json")), "wasm");
+const require = createRequire(import.meta.url);
+const wasmDir = path.join(path.dirname(require.resolve("@vscode/tree-sitter-wasm/package.json")), "wasm");
+
+/** A grammar is a file of @vscode/tree-sitter-wasm/wasm, or a package path (`tree-sitter-c/tree-sitter-c.wasm`). */
+export function grammarPath(grammar: string): string {
+  return grammar.includes("/") ? require.resolve(grammar) : path.join(wasmDir, grammar);
+}
 
 interface Loaded {
   parser: Parser;
@@ -40,7 +46,7 @@ export class Extractor {
       p = (async () => {
         Extractor.init ??= Parser.init();
         await Extractor.init;
-        const lang = await Language.load(path.join(wasmDir, spec.grammar));
+        const lang = await Language.load(grammarPath(spec.grammar));
         const parser = new Parser();
         parser.setLanguage(lang);
         return { parser, query: new Query(lang, spec.query) };

@@ -34,7 +34,7 @@ export interface ProjectView {
 export interface LanguageSpec {
   id: LanguageId;
   extensions: string[];
-  /** File name of the grammar in @vscode/tree-sitter-wasm/wasm. */
+  /** The grammar: a file name in @vscode/tree-sitter-wasm/wasm, or a package path to a `.wasm` (pin that package's version). */
   grammar: string;
   query: string;
   /** Documentation attached to a definition (docstring or leading comment), plain text. */

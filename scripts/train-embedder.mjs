@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -208,7 +209,7 @@ for (const name of Object.keys(specs[0].corpora)) {
     continue;
   }
   const d = new Database(db, { readonly: true });
-  const rows = d.prepare("SELECT id, name, type, file_path, qualified_name, signature, docstring, code, parent FROM nodes").all();
+  const rows = d.prepare("SELECT n.id, n.name, n.type, n.file_path, n.qualified_name, n.signature, n.docstring, t.code, n.parent FROM nodes n JOIN node_text t ON t.rowid = n.rowid").all().map((r) => ({ ...r, code: inflateRawSync(r.code).toString("utf8") }));
   d.close();
   const kids = new Map();
   for (const r of rows) if (r.parent) (kids.get(r.parent) ?? kids.set(r.parent, []).get(r.parent)).push(r.name);

@@ -9,6 +9,8 @@ import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
+/** Edges with their endpoints' node ids (edges store interned symbols). */
+const EDGE_SELECT = "SELECT s.name AS source, t.name AS target, e.type AS type FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target";
 
 /**
  * The local backend: SQLite (WAL) with FTS5 and sqlite-vec, one file per project. Read-mode stores
@@ -168,19 +170,21 @@ export class LocalStore implements IndexStore {
   }
 
   async edges(): Promise<GraphEdge[]> {
-    return this.stmt("SELECT source, target, type FROM edges").all() as GraphEdge[];
+    return this.stmt(`${EDGE_SELECT}`).all() as GraphEdge[];
   }
 
   async neighbors(ids: string[]): Promise<GraphEdge[]> {
-    const out = this.stmt("SELECT source, target, type FROM edges WHERE source = ? AND type <> 'imports'");
-    const inc = this.stmt("SELECT source, target, type FROM edges WHERE target = ? AND type <> 'imports'");
+    const out = this.stmt(`${EDGE_SELECT} WHERE e.source = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);
+    const inc = this.stmt(`${EDGE_SELECT} WHERE e.target = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);
     return ids.flatMap((id) => [...(out.all(id) as GraphEdge[]), ...(inc.all(id) as GraphEdge[])]);
   }
 
   async degrees(types: string[]): Promise<Map<string, number>> {
     const marks = types.map(() => "?").join(", ");
     const rows = this.db
-      .prepare(`SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) GROUP BY target) GROUP BY id`)
+      .prepare(
+        `SELECT s.name AS id, d.n AS n FROM (SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) GROUP BY target) GROUP BY id) d JOIN symbols s ON s.id = d.id`,
+      )
       .all(...types, ...types) as { id: string; n: number }[];
     return new Map(rows.map((r) => [r.id, r.n]));
   }
@@ -197,7 +201,8 @@ export class LocalStore implements IndexStore {
   }
 
   async code(rowid: number): Promise<string> {
-    return (this.stmt("SELECT code FROM nodes WHERE rowid = ?").get(rowid) as { code: string } | undefined)?.code ?? "";
+    const r = this.stmt("SELECT code FROM node_text WHERE rowid = ?").get(rowid) as { code: Buffer } | undefined;
+    return r ? inflateRawSync(r.code).toString("utf8") : "";
   }
 
   async lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]> {
@@ -270,11 +275,14 @@ export class LocalStore implements IndexStore {
   /** Applies one build atomically: a concurrent reader sees the old index or the new one. */
   async apply(delta: BuildDelta): Promise<void> {
     const db = this.db;
-    const delNodesOfFile = db.prepare("SELECT rowid FROM nodes WHERE file_path = ?");
+    const delNodesOfFile = db.prepare("SELECT n.rowid AS rowid, t.lexical AS lexical FROM nodes n LEFT JOIN node_text t ON t.rowid = n.rowid WHERE n.file_path = ?");
     const delNode = db.prepare("DELETE FROM nodes WHERE rowid = ?");
-    const delFts = db.prepare("DELETE FROM fts_nodes WHERE rowid = ?");
-    const delFtsFile = db.prepare("DELETE FROM fts_files WHERE rowid = ?");
+    const delText = db.prepare("DELETE FROM node_text WHERE rowid = ?");
+    // Contentless FTS tables forget a row when told the values it was indexed with.
+    const delFts = db.prepare("INSERT INTO fts_nodes(fts_nodes, rowid, name, qualified, signature, doc, path, body) VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)");
+    const delFtsFile = db.prepare("INSERT INTO fts_files(fts_files, rowid, path, body) VALUES ('delete', ?, ?, ?)");
     const insFtsFile = db.prepare("INSERT INTO fts_files(rowid, path, body) VALUES (?, ?, ?)");
+    const insText = db.prepare("INSERT INTO node_text(rowid, code, lexical) VALUES (?, ?, ?)");
     const delVec = db.prepare("DELETE FROM vec_nodes WHERE rowid = ?");
     const delFile = db.prepare("DELETE FROM files WHERE path = ?");
     const upFile = db.prepare(
@@ -282,22 +290,30 @@ export class LocalStore implements IndexStore {
         "ON CONFLICT(path) DO UPDATE SET hash=excluded.hash, size=excluded.size, language=excluded.language, tokens=excluded.tokens, line_count=excluded.line_count, mtime_ms=excluded.mtime_ms, extract=excluded.extract, indexed_at=excluded.indexed_at",
     );
     const insNode = db.prepare(
-      "INSERT INTO nodes(id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community, code, text_hash, vec_scale) " +
-        "VALUES (@id, @name, @type, @file_path, @qualified_name, @signature, @docstring, @description, @line_start, @line_end, @language, @parent, @community, @code, @text_hash, @vec_scale)",
+      "INSERT INTO nodes(id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community, text_hash, vec_scale) " +
+        "VALUES (@id, @name, @type, @file_path, @qualified_name, @signature, @docstring, @description, @line_start, @line_end, @language, @parent, @community, @text_hash, @vec_scale)",
     );
     const insFts = db.prepare("INSERT INTO fts_nodes(rowid, name, qualified, signature, doc, path, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
     const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, vec_int8(?))");
+    const insSymbol = db.prepare("INSERT INTO symbols(name) VALUES (?)");
+    const symbolOf = db.prepare("SELECT id FROM symbols WHERE name = ?").pluck();
     const insEdge = db.prepare("INSERT OR IGNORE INTO edges(source, target, type) VALUES (?, ?, ?)");
     const delEdge = db.prepare("DELETE FROM edges WHERE source = ? AND target = ? AND type = ?");
+    // A symbol no edge names any more goes with its last edge.
+    const dropSymbol = db.prepare("DELETE FROM symbols WHERE id = @id AND NOT EXISTS (SELECT 1 FROM edges WHERE source = @id) AND NOT EXISTS (SELECT 1 FROM edges WHERE target = @id)");
     const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ?");
     const now = new Date().toISOString();
 
     db.transaction(() => {
       for (const f of new Set([...delta.replaceNodesOf, ...delta.removedFiles])) {
-        for (const { rowid } of delNodesOfFile.all(f) as { rowid: number }[]) {
+        for (const { rowid, lexical } of delNodesOfFile.all(f) as { rowid: number; lexical: Buffer | null }[]) {
           delNode.run(rowid);
-          delFts.run(rowid);
-          delFtsFile.run(rowid);
+          if (lexical) {
+            const [name, qualified, signature, doc, path, body, fileWords] = JSON.parse(inflateRawSync(lexical).toString("utf8")) as [string, string, string, string, string, string, string | null];
+            delFts.run(rowid, name, qualified, signature, doc, path, body);
+            if (fileWords !== null) delFtsFile.run(rowid, path, fileWords);
+            delText.run(rowid);
+          }
           delVec.run(BigInt(rowid));
         }
       }
@@ -319,16 +335,30 @@ export class LocalStore implements IndexStore {
           language: node.language,
           parent: node.parent ?? null,
           community: delta.communityOf.get(node.id) ?? -1,
-          code: node.code,
           text_hash: textHash,
           vec_scale: scale,
         });
         insFts.run(rowid, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body);
         insVec.run(BigInt(rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
         if (fileWords !== undefined) insFtsFile.run(rowid, lexical.path, fileWords);
+        const indexed = [lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
+        insText.run(rowid, deflateRawSync(node.code), deflateRawSync(JSON.stringify(indexed)));
       }
-      for (const e of delta.edgesRemoved) delEdge.run(e.source, e.target, e.type);
-      for (const e of delta.edgesAdded) insEdge.run(e.source, e.target, e.type);
+      for (const e of delta.edgesRemoved) {
+        const [source, target] = [symbolOf.get(e.source) as number | undefined, symbolOf.get(e.target) as number | undefined];
+        if (source === undefined || target === undefined) continue;
+        delEdge.run(source, target, e.type);
+        dropSymbol.run({ id: source });
+        dropSymbol.run({ id: target });
+      }
+      const interned = new Map<string, number>();
+      const idOf = (name: string): number => {
+        let id = interned.get(name) ?? (symbolOf.get(name) as number | undefined);
+        id ??= Number(insSymbol.run(name).lastInsertRowid);
+        interned.set(name, id);
+        return id;
+      };
+      for (const e of delta.edgesAdded) insEdge.run(idOf(e.source), idOf(e.target), e.type);
       for (const [id, c] of delta.communityUpdates ?? delta.communityOf) setCommunity.run(c, id);
       db.prepare("DELETE FROM communities").run();
       const insC = db.prepare("INSERT INTO communities(id, name, description, size, files) VALUES (?, ?, ?, ?, ?)");

@@ -2,7 +2,7 @@
  * Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change.
  * `files.extract` is the file's lean extract (no code), JSON deflated (raw deflate).
  */
-export const SCHEMA_VERSION = "4";
+export const SCHEMA_VERSION = "5";
 
 export const SCHEMA = (dim: number) => `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -14,21 +14,27 @@ CREATE TABLE IF NOT EXISTS nodes (
   rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL,
   file_path TEXT NOT NULL, qualified_name TEXT NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
   description TEXT NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, language TEXT NOT NULL,
-  parent TEXT, community INTEGER NOT NULL, code TEXT NOT NULL, text_hash TEXT NOT NULL,
-  vec_scale REAL NOT NULL
+  parent TEXT, community INTEGER NOT NULL, text_hash TEXT NOT NULL, vec_scale REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_path);
 CREATE INDEX IF NOT EXISTS nodes_community ON nodes(community);
-CREATE TABLE IF NOT EXISTS edges (source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL, PRIMARY KEY (source, target, type)) WITHOUT ROWID;
+-- A node's code and the exact texts its lexical rows were indexed with, deflated (raw deflate):
+-- code is JSON-free UTF-8; lexical is the JSON array [name, qualified, signature, doc, path, body,
+-- file words or null]. The FTS tables keep no copy of their text (contentless): deleting a row is
+-- FTS5's 'delete' command given the values it indexed, which takes back the row's share of the
+-- BM25 statistics exactly (contentless_delete's tombstones do not).
+CREATE TABLE IF NOT EXISTS node_text (rowid INTEGER PRIMARY KEY, code BLOB NOT NULL, lexical BLOB NOT NULL);
+-- Edge endpoints are node ids interned once: an id is ~40 characters, an edge was ~200 bytes with
+-- its target index.
+CREATE TABLE IF NOT EXISTS symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS edges (source INTEGER NOT NULL, target INTEGER NOT NULL, type TEXT NOT NULL, PRIMARY KEY (source, target, type)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL, size INTEGER NOT NULL, files TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_nodes USING fts5(
-  name, qualified, signature, doc, path, body, tokenize='porter unicode61'
+  name, qualified, signature, doc, path, body, content='', tokenize='porter unicode61'
 );
 -- Whole-file lexical index: one row per file, rowid = the file's module node.
--- Both keep their text: a contentless table cannot take back a deleted row's share of the BM25
--- statistics (row count, average length), so every re-index would skew the ranking a little more.
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_files USING fts5(path, body, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_files USING fts5(path, body, content='', tokenize='porter unicode61');
 -- Vectors as int8 with a per-node scale (nodes.vec_scale): a quarter of float32's size, cosine
 -- within about 1e-3 of it; the dense in-memory matrix of readers holds them the same way.
 CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING vec0(embedding int8[${dim}] distance_metric=cosine);

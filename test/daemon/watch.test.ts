@@ -63,7 +63,7 @@ describe("watcher", () => {
     await waitFor("brand_new_caller in search", async () => (await search(root, "brand_new_caller")).some((h) => h.name === "brand_new_caller"), 20_000, 100);
     const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
     try {
-      const edge = db.prepare("SELECT t.file_path FROM edges e JOIN nodes s ON s.id = e.source JOIN nodes t ON t.id = e.target WHERE s.name = 'brand_new_caller' AND e.type = 'calls'").all();
+      const edge = db.prepare("SELECT t.file_path FROM edges e JOIN symbols si ON si.id = e.source JOIN symbols ti ON ti.id = e.target JOIN nodes s ON s.id = si.name JOIN nodes t ON t.id = ti.name WHERE s.name = 'brand_new_caller' AND e.type = 'calls'").all();
       expect(edge).toEqual([{ file_path: "pkg/m900.py" }]);
     } finally {
       db.close();
@@ -101,9 +101,17 @@ describe("watcher", () => {
       fs.appendFileSync(path.join(root, f), funcs);
     }
     const logFile = path.join(root, ".codemem/daemon.log");
-    await waitFor("the background re-clustering", () => fs.readFileSync(logFile, "utf8").includes("communities detected again in the background"), 30_000, 100);
-    const batches = fs.readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes('"watch batch"')).map((l) => JSON.parse(l) as { changed: number; reclustered: boolean });
-    expect(batches.reduce((n, b) => n + b.changed, 0)).toBe(targets.length);
+    // The appends may reach the watcher in several batches (a loaded machine): wait for all of them
+    // and for a re-clustering after the last.
+    const logLines = () => fs.readFileSync(logFile, "utf8").split("\n");
+    const batchesOf = (lines: string[]) => lines.filter((l) => l.includes('"watch batch"')).map((l) => JSON.parse(l) as { changed: number; reclustered: boolean });
+    await waitFor("every edit indexed, then re-clustered in the background", () => {
+      const lines = logLines();
+      const lastBatch = lines.findLastIndex((l) => l.includes('"watch batch"'));
+      const changed = batchesOf(lines).reduce((n, b) => n + b.changed, 0);
+      return changed === targets.length && lines.findLastIndex((l) => l.includes("communities detected again in the background")) > lastBatch;
+    }, 30_000, 100);
+    const batches = batchesOf(logLines());
     expect(batches.every((b) => !b.reclustered)).toBe(true);
     expect(nodeCount()).toBe(before + per * targets.length);
 

@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { seededRandom } from "../../dist/shared/random.js";
+import { makeProject, touchLater } from "../helpers.js";
+
+const repo = path.resolve(__dirname, "../..");
+const GO = path.join(repo, "test/fixtures/trees/go");
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function goFiles(): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(GO, rel), { withFileTypes: true })) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(p);
+      else if (p.endsWith(".go")) out[p] = fs.readFileSync(path.join(GO, p), "utf8");
+    }
+  };
+  walk("");
+  return out;
+}
+
+async function built(files: Record<string, string>) {
+  const p = makeProject(files);
+  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+  cleanups.push(p.cleanup, () => engine.close());
+  await engine.build({ project_path: p.root });
+  return { p, engine, db: () => new Database(path.join(p.root, "codegraph-out/codemem_db/index.db"), { readonly: true }) };
+}
+
+const WORDS = ["read", "buffer", "sort", "error", "rune", "string", "write", "scan", "unicode", "template", "quick"];
+
+/** BM25 of every matching row per word, keyed by node id (rowids differ between two builds). */
+function lexicalScores(db: Database.Database): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const table of ["fts_nodes", "fts_files"]) {
+    const st = db.prepare(`SELECT n.id AS id, bm25(${table}) AS s FROM ${table} f JOIN nodes n ON n.rowid = f.rowid WHERE ${table} MATCH ?`);
+    for (const w of WORDS) {
+      const rows = st.all(`"${w}"`) as { id: string; s: number }[];
+      out[`${table}:${w}`] = Object.fromEntries(rows.map((r) => [r.id, Math.round(r.s * 1e9) / 1e9]).sort());
+    }
+  }
+  return out;
+}
+
+describe("local index", () => {
+  it("after incremental edits, adds and deletes, ranks, links and stores exactly like a build from scratch", async () => {
+    const files = goFiles();
+    const inc = await built(files);
+    const rnd = seededRandom(7);
+    const paths = Object.keys(files).sort();
+    const final = { ...files };
+    for (let round = 0; round < 3; round++) {
+      for (const f of paths.filter(() => rnd() < 0.2)) {
+        if (!(f in final)) continue;
+        if (rnd() < 0.3) {
+          delete final[f];
+          inc.p.remove(f);
+        } else {
+          final[f] += `\n// Quick scan of a sorted buffer, round ${round}.\nfunc QuickScan${round}Of${path.basename(f, ".go").replace(/\W/g, "")}(b []byte) int {\n\treturn len(b) + ${round}\n}\n`;
+          inc.p.write(f, final[f]);
+          touchLater(path.join(inc.p.root, f));
+        }
+      }
+      final[`extra/round${round}.go`] = `package extra\n\n// Template reads a rune from the buffer.\nfunc Template${round}(s string) string {\n\treturn s\n}\n`;
+      inc.p.write(`extra/round${round}.go`, final[`extra/round${round}.go`]);
+      await inc.engine.build({ project_path: inc.p.root });
+    }
+    const full = await built(final);
+
+    const [a, b] = [inc.db(), full.db()];
+    cleanups.push(() => a.close(), () => b.close());
+    const scoresA = lexicalScores(a);
+    expect(Object.values(scoresA).some((m) => Object.keys(m).length > 0)).toBe(true);
+    expect(scoresA).toEqual(lexicalScores(b));
+
+    const edgeSet = (rows: { source: string; target: string; type: string }[]) => rows.map((e) => `${e.source} ${e.type} ${e.target}`).sort();
+    const edgesOf = (db: Database.Database) =>
+      db.prepare("SELECT s.name AS source, t.name AS target, e.type AS type FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target").all() as { source: string; target: string; type: string }[];
+    expect(edgeSet(edgesOf(a))).toEqual(edgeSet(edgesOf(b)));
+    // No symbol outlives its last edge, and every node keeps its code and indexed texts.
+    for (const db of [a, b]) {
+      const orphans = db.prepare("SELECT count(*) AS n FROM symbols s WHERE NOT EXISTS (SELECT 1 FROM edges WHERE source = s.id) AND NOT EXISTS (SELECT 1 FROM edges WHERE target = s.id)").get() as { n: number };
+      expect(orphans.n).toBe(0);
+      const counts = db.prepare("SELECT (SELECT count(*) FROM nodes) AS nodes, (SELECT count(*) FROM node_text) AS texts, (SELECT count(*) FROM node_text t LEFT JOIN nodes n ON n.rowid = t.rowid WHERE n.rowid IS NULL) AS stray").get() as { nodes: number; texts: number; stray: number };
+      expect(counts.texts).toBe(counts.nodes);
+      expect(counts.stray).toBe(0);
+    }
+    // FTS5's own check of the contentless tables against their statistics.
+    const check = new Database(path.join(inc.p.root, "codegraph-out/codemem_db/index.db"));
+    cleanups.push(() => check.close());
+    for (const t of ["fts_nodes", "fts_files"]) expect(() => check.exec(`INSERT INTO ${t}(${t}, rank) VALUES ('integrity-check', 0)`)).not.toThrow();
+    // Code comes back whole from the deflated store.
+    const answer = await inc.engine.query({ project_path: inc.p.root, question: "QuickScan2Of template: quick scan of a sorted buffer" });
+    expect(JSON.stringify(answer)).toMatch(/return len\(b\) \+ [012]/);
+  });
+});

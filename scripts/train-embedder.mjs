@@ -209,7 +209,7 @@ for (const name of Object.keys(specs[0].corpora)) {
     continue;
   }
   const d = new Database(db, { readonly: true });
-  const rows = d.prepare("SELECT n.id, n.name, n.type, n.file_path, n.qualified_name, n.signature, n.docstring, t.code, n.parent FROM nodes n JOIN node_text t ON t.rowid = n.rowid").all().map((r) => ({ ...r, code: inflateRawSync(r.code).toString("utf8") }));
+  const rows = d.prepare("SELECT n.id, n.name, n.type, n.file_path, n.qualified_name, n.signature, n.docstring, t.text, n.parent FROM nodes n JOIN node_text t ON t.rowid = n.rowid").all().map(({ text, ...r }) => ({ ...r, code: JSON.parse(inflateRawSync(text).toString("utf8"))[0] }));
   d.close();
   const kids = new Map();
   for (const r of rows) if (r.parent) (kids.get(r.parent) ?? kids.set(r.parent, []).get(r.parent)).push(r.name);

@@ -18,12 +18,12 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_path);
 CREATE INDEX IF NOT EXISTS nodes_community ON nodes(community);
--- A node's code and the exact texts its lexical rows were indexed with, deflated (raw deflate):
--- code is JSON-free UTF-8; lexical is the JSON array [name, qualified, signature, doc, path, body,
--- file words or null]. The FTS tables keep no copy of their text (contentless): deleting a row is
--- FTS5's 'delete' command given the values it indexed, which takes back the row's share of the
--- BM25 statistics exactly (contentless_delete's tombstones do not).
-CREATE TABLE IF NOT EXISTS node_text (rowid INTEGER PRIMARY KEY, code BLOB NOT NULL, lexical BLOB NOT NULL);
+-- A node's code and the exact texts its lexical rows were indexed with: the JSON array [code, name,
+-- qualified, signature, doc, path, body, file words or null], raw-deflated (one call per node: a
+-- deflate costs ~15 µs however small its input). The FTS tables keep no copy of their text
+-- (contentless): deleting a row is FTS5's 'delete' command given the values it indexed, which
+-- takes back the row's share of the BM25 statistics exactly (contentless_delete's tombstones do not).
+CREATE TABLE IF NOT EXISTS node_text (rowid INTEGER PRIMARY KEY, text BLOB NOT NULL);
 -- Edge endpoints are node ids interned once: an id is ~40 characters, an edge was ~200 bytes with
 -- its target index.
 CREATE TABLE IF NOT EXISTS symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);

@@ -107,18 +107,47 @@ export function stateDirs(root: string) {
 
 /** Writes a file so readers see either the old or the new content, never a partial one. */
 export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8Array[]): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  if (Array.isArray(data)) {
-    // Chunks written as they are: no joined copy of a large file in memory.
-    const fd = fs.openSync(tmp, "w");
-    try {
+  // A symlinked file (dotfiles kept in a repository) is written at its target and stays a link.
+  let target = file;
+  try {
+    target = fs.realpathSync(file);
+  } catch {
+    // a new file, or a dangling link: written where named
+  }
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  // An existing file keeps its mode and owner (a 0600 ~/.claude.json must not become 0644); the
+  // temporary file is private until then.
+  const before = statOrUndefined(target);
+  const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
+  const fd = fs.openSync(tmp, "wx", before ? 0o600 : 0o666);
+  try {
+    if (Array.isArray(data)) {
+      // Chunks written as they are: no joined copy of a large file in memory.
       for (let i = 0; i < data.length; i += 512) fs.writevSync(fd, data.slice(i, i + 512));
-    } finally {
-      fs.closeSync(fd);
+    } else fs.writeFileSync(fd, data);
+    if (before) {
+      try {
+        fs.fchownSync(fd, before.uid, before.gid);
+      } catch {
+        // only root may give a file away; ours already is ours
+      }
+      fs.fchmodSync(fd, before.mode & 0o7777);
     }
-  } else fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  fs.closeSync(fd);
+  fs.renameSync(tmp, target);
+}
+
+function statOrUndefined(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `{path: "size:mtime"}` as recorded in the index's meta (`content_skipped`, `parse_failed`); {} when absent or unreadable. */

@@ -28,6 +28,24 @@ describe("install-mcp", () => {
     expect(again.map((x) => x.action)).toEqual(["unchanged", "unchanged", "unchanged", "unchanged"]);
   });
 
+  it("writes a host file through its symlink and keeps its mode", () => {
+    const h = makeProject({ "dotfiles/claude.json": JSON.stringify({ numStartups: 3, userID: "u-1" }) });
+    const target = path.join(h.root, "dotfiles/claude.json");
+    fs.chmodSync(target, 0o600);
+    fs.symlinkSync(target, path.join(h.root, ".claude.json"));
+    try {
+      expect(installMcp(p.root, ["claude-user"], { home: h.root })[0].action).toBe("added");
+      expect(fs.lstatSync(path.join(h.root, ".claude.json")).isSymbolicLink()).toBe(true);
+      expect(fs.statSync(target).mode & 0o777).toBe(0o600);
+      const doc = read(target);
+      expect(doc.userID).toBe("u-1");
+      expect(doc.projects[p.root].mcpServers.codemem.args).toEqual([MCP_MAIN, p.root]);
+      expect(fs.readdirSync(path.join(h.root, "dotfiles"))).toEqual(["claude.json"]);
+    } finally {
+      h.cleanup();
+    }
+  });
+
   it("refuses a broken host file and leaves it as it was", () => {
     const bad = path.join(p.root, ".mcp.json");
     fs.writeFileSync(bad, "{ not json");

@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { resolveConfig, resolveProcessSettings } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
-import { resolveProjectRoot } from "../shared/paths.js";
+import { enclosingProject, resolveProjectRoot } from "../shared/paths.js";
 import * as f from "./format.js";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -23,13 +23,18 @@ function printJson(v: unknown): void {
   process.stdout.write(JSON.stringify(v, null, 2) + "\n");
 }
 
-function rootOf(dir: string): string {
-  return resolveProjectRoot(path.resolve(dir));
+/**
+ * The project a command is about: `dir` (default: the current directory) or, when that holds no
+ * index, the nearest directory above it that does. `build` walks up only without a path: given one,
+ * it indexes that directory (a package of a monorepo may have an index of its own).
+ */
+function rootOf(dir: string | undefined, opts: { literal?: boolean } = {}): string {
+  const given = resolveProjectRoot(path.resolve(dir ?? process.cwd()));
+  return opts.literal && dir !== undefined ? given : (enclosingProject(given) ?? given);
 }
 
 /** The one place CLI output and failures are rendered; exit codes follow the error family. */
-async function run(project: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string, beforePrint?: () => void): Promise<void> {
-  const root = resolveProjectRoot(path.resolve(project));
+async function run(root: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string, beforePrint?: () => void): Promise<void> {
   const result = await callTool(root, op, { project_path: root, ...input }, "cli").finally(beforePrint);
   process.stdout.write((json ? JSON.stringify(result, null, 2) : human(result)) + "\n");
 }
@@ -72,10 +77,11 @@ export function program(): Command {
     .version("0.1.0")
     .showHelpAfterError();
   const json = new Option("--json", "print machine-readable JSON");
+  const PATH_HELP = "project root or a directory inside it (default: the current directory)";
 
   p.command("build")
     .description("Build or update the index (incremental by content hash)")
-    .argument("<path>", "project root")
+    .argument("[path]", "project root (default: the current directory)")
     .option("--force", "rebuild everything")
     .option("--optimize", "recluster communities, merge FTS segments, ANALYZE and VACUUM after building")
     .option("--batch-size <n>", "nodes per embedding batch", int("--batch-size"))
@@ -85,55 +91,55 @@ export function program(): Command {
     .option("--no-exclude-secrets", "index secrets again (undoes an earlier --exclude-secrets)")
     .addOption(json)
     .action(async (dir, o) => {
-      const root = rootOf(dir);
+      const root = rootOf(dir, { literal: true });
       // Validated here too, so a bad value fails before a daemon starts.
       if (o.backend !== undefined || o.dbUrl !== undefined) resolveConfig(root, { backend: o.backend, dbUrl: o.dbUrl });
-      const stop = !o.json && process.stderr.isTTY ? showProgress(rootOf(dir)) : undefined;
-      await run(dir, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
+      const stop = !o.json && process.stderr.isTTY ? showProgress(root) : undefined;
+      await run(root, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
     });
 
-  p.command("stats").description("Index statistics and the synapse store location").argument("<path>").addOption(json)
-    .action((dir, o) => run(dir, "stats", {}, !!o.json, f.formatStats));
+  p.command("stats").description("Index statistics and the synapse store location").argument("[path]", PATH_HELP).addOption(json)
+    .action((dir, o) => run(rootOf(dir), "stats", {}, !!o.json, f.formatStats));
 
   p.command("query").description("Answer a question with a small cited context").argument("<path>").argument("<question>")
     .option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
-    .action((dir, question, o) => run(dir, "query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
+    .action((dir, question, o) => run(rootOf(dir), "query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
   p.command("search").description("Hybrid search for symbols and files").argument("<path>").argument("<query>")
     .option("--limit <n>", "number of results", int("--limit")).addOption(json)
-    .action((dir, query, o) => run(dir, "search", { query, ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatSearch));
+    .action((dir, query, o) => run(rootOf(dir), "search", { query, ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatSearch));
 
-  p.command("wakeup").description("Session-start context for the project").argument("<path>").addOption(json)
-    .action((dir, o) => run(dir, "wakeup", {}, !!o.json, f.formatAnswer));
+  p.command("wakeup").description("Session-start context for the project").argument("[path]", PATH_HELP).addOption(json)
+    .action((dir, o) => run(rootOf(dir), "wakeup", {}, !!o.json, f.formatAnswer));
 
   p.command("skeleton").description("Outline of one file from the graph").argument("<path>").argument("<file>").addOption(json)
-    .action((dir, file, o) => run(dir, "skeleton", { file_path: path.isAbsolute(file) ? file : path.resolve(file) }, !!o.json, f.formatSkeleton));
+    .action((dir, file, o) => run(rootOf(dir), "skeleton", { file_path: path.isAbsolute(file) ? file : path.resolve(file) }, !!o.json, f.formatSkeleton));
 
   p.command("recursive-query").description("Decompose a complex question and merge the answers").argument("<path>").argument("<question>")
     .option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
-    .action((dir, question, o) => run(dir, "recursive_query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
+    .action((dir, question, o) => run(rootOf(dir), "recursive_query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
-  p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("<path>")
+  p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("[path]", PATH_HELP)
     .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions", int("--limit")).addOption(json)
-    .action((dir, o) => run(dir, "benchmark", { ...(o.questions ? { questions_file: path.resolve(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
+    .action((dir, o) => run(rootOf(dir), "benchmark", { ...(o.questions ? { questions_file: path.resolve(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
 
   p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
-    .action((dir, question, o) => run(dir, "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
+    .action((dir, question, o) => run(rootOf(dir), "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
 
   p.command("neighbors").description("Code used together with a query's hits (learned associations)").argument("<path>").argument("<query>")
     .option("-k <n>", "number of neighbours", int("-k")).addOption(json)
-    .action((dir, query, o) => run(dir, "synaptic_neighbors", { query, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors));
-  p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("<path>").addOption(json)
-    .action((dir, o) => run(dir, "synapse_stats", {}, !!o.json, f.formatSynapseStats));
-  p.command("synapse-decay").description("Decay the synapse store now (default one tick; --ticks 0 = elapsed wall-clock time only)").argument("<path>")
+    .action((dir, query, o) => run(rootOf(dir), "synaptic_neighbors", { query, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors));
+  p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("[path]", PATH_HELP).addOption(json)
+    .action((dir, o) => run(rootOf(dir), "synapse_stats", {}, !!o.json, f.formatSynapseStats));
+  p.command("synapse-decay").description("Decay the synapse store now (default one tick; --ticks 0 = elapsed wall-clock time only)").argument("[path]", PATH_HELP)
     .option("--ticks <n>", "manual ticks", (v) => Number(v)).addOption(json)
-    .action((dir, o) => run(dir, "synapse_decay", o.ticks !== undefined ? { ticks: o.ticks } : {}, !!o.json, (r) => `${r.ticks} tick(s): ${r.decayed} edges decayed, ${r.pruned} pruned, ${r.edges} left`));
-  p.command("export-synapse-memory").description("Write the strongest associations as markdown memory").argument("<path>")
+    .action((dir, o) => run(rootOf(dir), "synapse_decay", o.ticks !== undefined ? { ticks: o.ticks } : {}, !!o.json, (r) => `${r.ticks} tick(s): ${r.decayed} edges decayed, ${r.pruned} pruned, ${r.edges} left`));
+  p.command("export-synapse-memory").description("Write the strongest associations as markdown memory").argument("[path]", PATH_HELP)
     .option("--limit <n>", "associations", int("--limit")).addOption(json)
-    .action((dir, o) => run(dir, "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
+    .action((dir, o) => run(rootOf(dir), "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
 
-  p.command("scan-for-secrets").description("Report likely secrets (file and line); exit 1 when any are found").argument("<path>").addOption(json)
+  p.command("scan-for-secrets").description("Report likely secrets (file and line); exit 1 when any are found").argument("[path]", PATH_HELP).addOption(json)
     .action(async (dir, o) => {
       const root = rootOf(dir);
       const { scanProject } = await import("../daemon/secrets/scan.js");
@@ -147,7 +153,7 @@ export function program(): Command {
       if (r.findings.length > 0) process.exitCode = 1;
     });
 
-  p.command("audit-report").description("Verify the audit log's hash chain and write a summary").argument("<path>")
+  p.command("audit-report").description("Verify the audit log's hash chain and write a summary").argument("[path]", PATH_HELP)
     .option("--format <format>", "report format (json)", "json").requiredOption("--output <file>", "where to write the report")
     .action(async (dir, o) => {
       if (o.format !== "json") throw new CodememError("INVALID_ARGUMENT", `--format ${o.format} is not supported; use --format json.`);
@@ -169,7 +175,7 @@ export function program(): Command {
       if (!r.ok) process.exitCode = 3;
     });
 
-  p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("<path>")
+  p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("[path]", PATH_HELP)
     .option("--port <n>", "port (default 7777, random if busy)", (v) => Number(v)).option("--host <host>", "address to bind (default 127.0.0.1)")
     .action(async (dir, o) => {
       const root = rootOf(dir);
@@ -184,34 +190,34 @@ export function program(): Command {
     });
 
   const daemon = p.command("daemon").description("Manage the project's daemon");
-  daemon.command("start").argument("<path>").addOption(json).action(async (dir, o) => {
+  daemon.command("start").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
     const root = rootOf(dir);
     await callDaemon(root, "ping", {}, { source: "cli" });
     const s = await daemonStatus(root);
     o.json ? printJson(s) : console.log(`daemon running (pid ${s.pid}) on ${s.socket}`);
   });
-  daemon.command("stop").argument("<path>").addOption(json).action(async (dir, o) => {
+  daemon.command("stop").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
     const r = await stopDaemon(rootOf(dir));
     o.json ? printJson(r) : console.log(r.was_running ? `daemon ${r.pid} stopped${r.killed ? " (killed after timeout)" : ""} in ${r.ms} ms` : "daemon was not running");
   });
-  daemon.command("status").argument("<path>").addOption(json).action(async (dir, o) => {
+  daemon.command("status").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
     const s = await daemonStatus(rootOf(dir));
     if (o.json) printJson(s);
     else console.log(s.running ? `running: pid ${s.pid}, up ${s.uptime_s}s, socket ${s.socket}${s.rss_bytes ? `, RSS ${Math.round(s.rss_bytes / 1048576)} MB` : ""}` : `not running (socket ${s.socket})`);
     if (!s.running) process.exitCode = 4;
   });
-  daemon.command("logs").argument("<path>").option("-n, --lines <n>", "last N lines", int("--lines"), 50).action(async (dir, o) => {
+  daemon.command("logs").argument("[path]", PATH_HELP).option("-n, --lines <n>", "last N lines", int("--lines"), 50).action(async (dir, o) => {
     const s = await daemonStatus(rootOf(dir));
     if (!fs.existsSync(s.log_file)) throw new CodememError("PATH_NOT_FOUND", `No daemon log at ${s.log_file} yet; start the daemon with \`codemem daemon start\`.`);
     process.stdout.write(fs.readFileSync(s.log_file, "utf8").split("\n").slice(-o.lines - 1).join("\n"));
   });
 
-  p.command("install-service").description("Start the project's daemon on login (systemd user unit / launchd agent)").argument("<path>").addOption(json)
+  p.command("install-service").description("Start the project's daemon on login (systemd user unit / launchd agent)").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => { const r = installService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
-  p.command("uninstall-service").description("Remove the login service").argument("<path>").addOption(json)
+  p.command("uninstall-service").description("Remove the login service").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => { const r = uninstallService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
 
-  p.command("install-mcp").description("Register codemem-mcp with assistant hosts (project .mcp.json, VS Code, Cursor, Claude user config)").argument("<path>")
+  p.command("install-mcp").description("Register codemem-mcp with assistant hosts (project .mcp.json, VS Code, Cursor, Claude user config)").argument("[path]", PATH_HELP)
     .option("--host <hosts>", "comma-separated: project, vscode, cursor, claude-user", "project,vscode").addOption(json)
     .action((dir, o) => {
       const hosts = String(o.host).split(",").map((h) => h.trim()) as Host[];
@@ -220,14 +226,14 @@ export function program(): Command {
       o.json ? printJson(r) : r.forEach((x) => console.log(`${x.action.padEnd(9)} ${x.file}`));
     });
 
-  p.command("install-hooks").description("Install the assistant hooks (Claude Code .claude/settings.json)").argument("<path>").addOption(json)
+  p.command("install-hooks").description("Install the assistant hooks (Claude Code .claude/settings.json)").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => { const r = installHooks(rootOf(dir), { home: HOME }); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
-  p.command("uninstall-hooks").description("Remove codemem's assistant hooks").argument("<path>").addOption(json)
+  p.command("uninstall-hooks").description("Remove codemem's assistant hooks").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => { const r = uninstallHooks(rootOf(dir)); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
-  p.command("init-hook").description("Install a git post-commit hook that re-indexes changed files in the background").argument("<path>")
+  p.command("init-hook").description("Install a git post-commit hook that re-indexes changed files in the background").argument("[path]", PATH_HELP)
     .option("--remove", "remove the hook block again").addOption(json)
     .action((dir, o) => { const root = rootOf(dir); const r = o.remove ? uninstallGitHook(root) : installGitHook(root); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
-  p.command("last").description("Print the full output a hook compressed most recently").argument("<path>").option("-n <n>", "n-th most recent", int("-n"), 1)
+  p.command("last").description("Print the full output a hook compressed most recently").argument("[path]", PATH_HELP).option("-n <n>", "n-th most recent", int("-n"), 1)
     .action((dir, o) => {
       const r = readLast(rootOf(dir), o.n);
       if (!r) throw new CodememError("PATH_NOT_FOUND", "No compressed output has been saved for this project yet.");

@@ -105,6 +105,20 @@ export function stateDirs(root: string) {
   };
 }
 
+/**
+ * The nearest directory at or above `dir` (a resolved project path) that holds codemem's state
+ * (`.codemem/` or `codegraph-out/`), below the home directory and the file system's root; undefined
+ * when none does. A command run in a subdirectory answers from the project that encloses it.
+ */
+export function enclosingProject(dir: string): string | undefined {
+  const stop = new Set([path.parse(dir).root, homeDir()]);
+  for (let d = dir; !stop.has(d); d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, ".codemem")) || fs.existsSync(path.join(d, "codegraph-out"))) return d;
+    if (path.dirname(d) === d) break;
+  }
+  return undefined;
+}
+
 /** Writes a file so readers see either the old or the new content, never a partial one. */
 export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8Array[]): void {
   // A symlinked file (dotfiles kept in a repository) is written at its target and stays a link.

@@ -33,6 +33,20 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(cli(["skeleton", ".", "shop/models.py"]).stdout).toMatch(/L15-24 class Order\(Entity\)/);
   });
 
+  it("run inside the project, answers from the enclosing index; without a path, from the current directory", () => {
+    expect(cli(["build", p.root]).status).toBe(0);
+    const sub = path.join(p.root, "shop");
+    const inSub = cli(["query", ".", "How is VAT added?", "--json"], sub);
+    expect(inSub.stderr).not.toMatch(/INDEX_MISSING/);
+    expect(inSub.status).toBe(0);
+    expect(JSON.parse(inSub.stdout).citations[0].file_path).toBe("shop/models.py");
+    const stats = cli(["stats", "--json"], sub);
+    expect(stats.status).toBe(0);
+    expect(JSON.parse(stats.stdout).index_path.startsWith(path.join(p.root, "codegraph-out"))).toBe(true);
+    expect(fs.existsSync(path.join(sub, ".codemem"))).toBe(false);
+    expect(fs.existsSync(path.join(sub, "codegraph-out"))).toBe(false);
+  });
+
   it("exits with the error family's code and a message naming the value", async () => {
     const missing = cli(["stats", "/no/such/project"]);
     expect(missing.status).toBe(2);

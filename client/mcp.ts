@@ -16,8 +16,13 @@ import { toolList } from "./tool-list.js";
 import { callDaemon } from "./rpc.js";
 import type { HttpServerOptions } from "./http.js";
 
-/** Tools whose answer is a context for the assistant to read: their text content is the context itself. */
-const CONTEXT_TOOLS = new Set(["query", "wakeup", "recursive_query"]);
+/**
+ * Tools whose answer is a text for the assistant to read, and the field holding it. They return
+ * that text alone, without structured content: hosts (Claude Code, VS Code) hand the model
+ * `structuredContent` as JSON in place of the text when both are present, so an answer's `tokens`
+ * would not be what the model reads (a query of 782 tokens arrived as ~2,400).
+ */
+export const TEXT_ANSWERS: Record<string, string> = { query: "context", wakeup: "context", recursive_query: "context", skeleton: "outline" };
 
 export interface ShimOptions {
   project?: string;
@@ -107,19 +112,23 @@ export interface Served {
 }
 
 export function createServer(served?: Served): McpServer {
-  const server = new McpServer({ name: "codemem", version: "0.1.0" }, { capabilities: { tools: {} } });
+  // A server started for a project answers for it when a call names none.
+  const instructions = served ? `codemem answers for ${served.project}; project_path may be omitted.` : undefined;
+  const server = new McpServer({ name: "codemem", version: "0.1.0" }, { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) });
   for (const op of TOOLS as readonly Operation[]) {
+    const textField = TEXT_ANSWERS[op.name];
+    const input = served ? op.input.partial({ project_path: true } as Record<string, true>) : op.input;
     server.registerTool(
       op.tool,
       {
         description: op.description,
-        inputSchema: op.input,
-        outputSchema: op.output,
+        inputSchema: input,
+        ...(textField ? {} : { outputSchema: op.output }),
         annotations: { readOnlyHint: op.readOnly, destructiveHint: false, idempotentHint: op.readOnly, openWorldHint: false },
       },
       async (args: Record<string, unknown>) => {
         try {
-          const root = resolveProjectRoot(args.project_path as string);
+          const root = resolveProjectRoot((args.project_path as string | undefined) ?? served!.project);
           const input: Record<string, unknown> = { ...args, project_path: root };
           // A build naming no backend goes to the one this server was started for: the first build
           // of a project served with --backend postgres must not land on the local default.
@@ -128,8 +137,8 @@ export function createServer(served?: Served): McpServer {
             if (served.dbUrl) input.db_url = served.dbUrl;
           }
           const result = (await callTool(root, op.name, input, "mcp")) as Record<string, unknown>;
-          const text = CONTEXT_TOOLS.has(op.name) ? String(result.context) : JSON.stringify(result);
-          return { content: [{ type: "text" as const, text }], structuredContent: result };
+          if (textField) return { content: [{ type: "text" as const, text: String(result[textField]) }] };
+          return { content: [{ type: "text" as const, text: JSON.stringify(result) }], structuredContent: result };
         } catch (err) {
           const e = asCodememError(err);
           return { isError: true, content: [{ type: "text" as const, text: `${e.code}: ${e.message}` }] };
@@ -138,7 +147,7 @@ export function createServer(served?: Served): McpServer {
     );
   }
   // The SDK's own list renders verbose JSON Schema; serve the same shapes compacted (same validation).
-  const tools = toolList(TOOLS as readonly Operation[]);
+  const tools = toolList(TOOLS as readonly Operation[], { projectDefault: !!served, textAnswers: new Set(Object.keys(TEXT_ANSWERS)) });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   return server;
 }

@@ -40,18 +40,23 @@ function outputSchema(op: Operation): unknown {
 }
 
 /** Input schema: names, types, defaults and `required`; the tool's description carries the meaning. */
-function inputSchema(op: Operation): unknown {
+function inputSchema(op: Operation, projectDefault: boolean): unknown {
   const full = z.toJSONSchema(op.input, { io: "input" }) as { properties: Record<string, unknown>; required?: string[] };
-  return { type: "object", properties: (strip(full) as { properties: unknown }).properties, required: full.required ?? [] };
+  const required = (full.required ?? []).filter((k) => !(projectDefault && k === "project_path"));
+  return { type: "object", properties: (strip(full) as { properties: unknown }).properties, required };
 }
 
-/** The `tools/list` entries for the declared operations: terse, because assistants read them every turn. */
-export function toolList(ops: readonly Operation[]) {
+/**
+ * The `tools/list` entries for the declared operations: terse, because assistants read them every
+ * turn. `projectDefault`: the server was started for a project, so `project_path` is optional;
+ * `textAnswers`: tools answering with a text alone (no output schema).
+ */
+export function toolList(ops: readonly Operation[], opts: { projectDefault?: boolean; textAnswers?: ReadonlySet<string> } = {}) {
   return ops.map((op) => ({
     name: op.tool,
     description: op.description,
-    inputSchema: inputSchema(op) as { type: "object" },
-    outputSchema: outputSchema(op) as { type: "object" },
+    inputSchema: inputSchema(op, !!opts.projectDefault) as { type: "object" },
+    ...(opts.textAnswers?.has(op.name) ? {} : { outputSchema: outputSchema(op) as { type: "object" } }),
     annotations: op.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: false },
   }));
 }

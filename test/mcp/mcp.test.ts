@@ -39,8 +39,10 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     );
     const q = list.tools.find((t) => t.name === "codemem_query")!;
     expect(q.annotations?.readOnlyHint).toBe(true);
-    expect(q.inputSchema.required).toEqual(expect.arrayContaining(["project_path", "question"]));
-    expect(q.outputSchema?.properties).toHaveProperty("reduction_ratio");
+    // Started for a project: project_path may be omitted. A query answers with its text alone.
+    expect(q.inputSchema.required).toEqual(["question"]);
+    expect(q.outputSchema).toBeUndefined();
+    expect(list.tools.find((t) => t.name === "codemem_search")!.outputSchema?.properties).toHaveProperty("results");
     expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
     expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
   });
@@ -51,9 +53,23 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     expect(b.structuredContent).toMatchObject({ files_indexed: 3, graph_source: "builtin" });
     const q = await call("codemem_query", { question: "How are card payments retried?" });
     expect(q.isError).toBeFalsy();
-    const sc = q.structuredContent as any;
-    expect((q.content as any)[0].text).toBe(sc.context);
-    expect(sc.citations[0].file_path).toBe("shop/payments.py");
+    // What the host hands the model is the answer's text alone, and its tokens are the ones counted.
+    expect(q.structuredContent).toBeUndefined();
+    expect(q.content).toHaveLength(1);
+    const text = (q.content as any)[0].text as string;
+    expect(text).toMatch(/shop\/payments\.py:\d+-\d+/);
+    const direct = (await callDaemon(p.root, "query", { project_path: p.root, question: "How are card payments retried?" })) as { context: string; tokens: number };
+    expect(countTokens(direct.context)).toBe(direct.tokens);
+    expect(countTokens(text)).toBeLessThanOrEqual(direct.tokens + 40);
+    const sk = await call("codemem_skeleton", { file_path: "shop/payments.py" });
+    const outline = (await callDaemon(p.root, "skeleton", { project_path: p.root, file_path: "shop/payments.py" })) as { outline: string; tokens: number };
+    expect(sk.structuredContent).toBeUndefined();
+    expect((sk.content as any)[0].text).toBe(outline.outline);
+    expect(countTokens((sk.content as any)[0].text)).toBe(outline.tokens);
+    // A call naming no project goes to the one the server was started for.
+    const unnamed = await client.callTool({ name: "codemem_stats", arguments: {} });
+    expect(unnamed.isError).toBeFalsy();
+    expect((unnamed.structuredContent as any).index_path).toContain(p.root);
     const s = await call("codemem_search", { query: "VAT" });
     expect((s.structuredContent as any).results[0].name).toBe("apply_tax");
     const st = await call("codemem_stats", {});

@@ -523,6 +523,11 @@ export class GraphResolver {
       } else if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
         const t = this.enclosingType(callerId);
         target = t ? this.memberOf(t, c.name) : undefined;
+        if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
+          // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
+          const sibling = `${ex.path}::${caller.qualifiedName.slice(0, caller.qualifiedName.lastIndexOf(".") + 1)}${c.name}`;
+          if (this.nodes.get(sibling)?.file === ex.path) target = sibling;
+        }
       } else if (fi.moduleAliases.has(recv)) {
         target = this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
       } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {

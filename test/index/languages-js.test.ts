@@ -34,5 +34,8 @@ describe("JavaScript functions assigned to properties", () => {
     // Calls inside an assigned function are its own: res.send calls utils' setCharset.
     expect(edges).toContainEqual({ source: "lib/response.js::res.send", target: "lib/utils.js::setCharset", type: "calls" });
     expect(edges).toContainEqual({ source: "lib/view.js::View.resolve", target: "lib/view.js::tryStat", type: "calls" });
+    // this.x() inside res.send is res.x, though no class defines res.
+    expect(edges).toContainEqual({ source: "lib/response.js::res.send", target: "lib/response.js::res.type", type: "calls" });
+    expect(edges).toContainEqual({ source: "lib/response.js::res.send", target: "lib/response.js::res.json", type: "calls" });
   });
 });

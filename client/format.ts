@@ -1,5 +1,7 @@
 /** Human-readable renderings of operation results for the CLI. */
 
+import { describeUnsupported } from "../shared/schemas.js";
+
 const n = (x: number) => x.toLocaleString("en-US");
 
 export function formatBuild(r: Record<string, any>): string {
@@ -10,6 +12,7 @@ export function formatBuild(r: Record<string, any>): string {
     `Indexed ${n(r.files_indexed)} files: ${n(r.node_count)} nodes, ${n(r.edge_count)} edges, ${r.communities} communities in ${r.time_elapsed}s`,
     `  ${r.files_changed} parsed, ${r.files_removed} removed, ${n(r.nodes_processed)} nodes written, ${n(r.nodes_embedded)} embedded${skipped}`,
     `  graph: ${r.graph_source}, embedder: ${r.embedder}`,
+    ...(r.unsupported?.length ? [`  not indexed: ${describeUnsupported(r.unsupported)}`] : []),
   ].join("\n");
 }
 
@@ -28,6 +31,7 @@ export function formatStats(r: Record<string, any>): string {
     `synapse store  ${r.synapse_store}`,
     `graph source   ${r.graph_source}`,
     `embedder       ${r.embedder}`,
+    ...(r.unsupported?.length ? [`not indexed    ${describeUnsupported(r.unsupported)}`] : []),
     `freshness      ${formatFreshness(r.freshness)}`,
   ].join("\n");
 }

@@ -13,6 +13,7 @@ import type { BuildProgress, BuildResult } from "./index/build.js";
 import { LocalBuilder, ThreadBuilder, type Builder } from "./index/builder.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
+import { unsupportedOf } from "./index/languages/unsupported.js";
 import { discover } from "./index/walk.js";
 import { runBenchmark } from "./retrieve/benchmark.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
@@ -281,6 +282,7 @@ export class ProjectEngine {
       synapse_store: stateDirs(this.root).synapseDb,
       graph_source: m.graph_source ?? "builtin",
       embedder: m.embedder ?? "",
+      unsupported: unsupportedOf(m),
       freshness: await this.freshness(),
     };
   }

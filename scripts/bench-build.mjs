@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const dist = (p) => path.join(root, "dist", p);
-const corpora = ["python-stdlib", "go-net", "rxjs"];
+const corpora = ["python-stdlib", "go-net", "rxjs", "tree-sitter-c", "leveldb"];
 const json = process.argv.includes("--json");
 
 if (process.argv[2] === "--child-build") {
@@ -25,7 +25,7 @@ if (process.argv[2] === "--child-build") {
     const f = files[(i * 7919) % files.length];
     const abs = path.join(dir, f.path);
     const lang = f.language;
-    const addition = lang === "python" ? `\n\ndef bench_added_${i}():\n    return ${i}\n` : lang === "go" ? `\n\nfunc benchAdded${i}() int { return ${i} }\n` : `\n\nexport function benchAdded${i}(): number { return ${i}; }\n`;
+    const addition = lang === "python" ? `\n\ndef bench_added_${i}():\n    return ${i}\n` : lang === "go" ? `\n\nfunc benchAdded${i}() int { return ${i} }\n` : lang === "c" || lang === "cpp" ? `\n\nint bench_added_${i}(void) { return ${i}; }\n` : `\n\nexport function benchAdded${i}(): number { return ${i}; }\n`;
     fs.appendFileSync(abs, addition);
     const t = new Date(Date.now() + 1000 * (i + 1));
     fs.utimesSync(abs, t, t);

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Retrieval benchmark: codemem vs. two baselines on real projects, with frozen question sets.
 //   npm run bench:retrieval [-- --json] [--corpus NAME] [--questions FILE ...]
-// By default three sets run on one build per corpus: questions.json and dev.json (used for tuning)
-// and heldout.json (written before the later tuning and never tuned on). Per set and corpus it prints
+// By default four sets run on one build per corpus: questions.json and dev.json (used for tuning),
+// heldout.json (written before the later tuning and never tuned on) and languages-c.json (C and C++,
+// written before any tuning for them). Per set and corpus it prints
 // gold-file recall in the query context, MRR in search (rank of the first result in a gold file),
 // mean context tokens and files cited, next to two baselines measured in the same run: every file
 // pasted whole, and whole-file BM25 top-3 at codemem's mean token budget. Latency is per corpus,
@@ -23,14 +24,14 @@ const opt = (name) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const setFiles = args.flatMap((a, i) => (args[i - 1] === "--questions" ? [path.resolve(a)] : []));
-const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
+const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
   const spec = JSON.parse(fs.readFileSync(file, "utf8"));
   return { name: path.basename(file, ".json"), spec };
 });
 const onlyCorpus = opt("--corpus");
 const corpora = { ...Object.assign({}, ...sets.map((s) => s.spec.corpora)) };
 
-execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh")], { stdio: ["ignore", "ignore", "inherit"] });
+execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...(onlyCorpus ? [onlyCorpus] : [])], { stdio: ["ignore", "ignore", "inherit"] });
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -10,7 +10,12 @@
 #                  net/url, net/mail, net/smtp, net/rpc, ...), Debian package
 #                  golang-1.19-src, without *_test.go files and testdata dirs.
 #   rxjs           The TypeScript sources (src/**/*.ts) of the rxjs npm package.
+#   tree-sitter-c  The tree-sitter runtime library in C (lib/src, lib/include), as the tree-sitter
+#                  npm package vendors it, without its generated wasm stdlib header.
+#   leveldb        LevelDB 1.20 in C++ (db, table, util, port, include, helpers), as the
+#                  leveldown npm package vendors it, without *_test.cc, benchmarks and tools.
 #
+# With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
 # Needs: apt-get + dpkg-deb (Debian), npm, tar. Run `apt-get update` first if
 # apt cannot find the packages.
@@ -23,6 +28,8 @@ PY_VERSION="3.11.2-6+deb12u9"
 GO_PACKAGE="golang-1.19-src"
 GO_VERSION="1.19.8-2"
 RXJS_VERSION="7.8.2"
+TREE_SITTER_VERSION="0.25.1"
+LEVELDOWN_VERSION="6.1.1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -78,6 +85,32 @@ fetch_rxjs() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_tree_sitter_c() {
+  local name="tree-sitter-c" source="npm:tree-sitter@$TREE_SITTER_VERSION:vendor/tree-sitter/lib"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching tree-sitter@$TREE_SITTER_VERSION from npm"
+  local out="$TMP/$name"
+  mkdir -p "$TMP/npm-ts" "$out"
+  (cd "$TMP/npm-ts" && npm pack --silent "tree-sitter@$TREE_SITTER_VERSION" >/dev/null)
+  tar -C "$TMP/npm-ts" -xzf "$TMP/npm-ts/tree-sitter-$TREE_SITTER_VERSION.tgz"
+  (cd "$TMP/npm-ts/package/vendor/tree-sitter/lib" && find src include -name '*.[ch]' ! -name 'wasm-stdlib.h' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  cp "$TMP/npm-ts/package/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
+fetch_leveldb() {
+  local name="leveldb" source="npm:leveldown@$LEVELDOWN_VERSION:deps/leveldb/leveldb-1.20"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching leveldown@$LEVELDOWN_VERSION from npm"
+  local out="$TMP/$name"
+  mkdir -p "$TMP/npm-ld" "$out"
+  (cd "$TMP/npm-ld" && npm pack --silent "leveldown@$LEVELDOWN_VERSION" >/dev/null)
+  tar -C "$TMP/npm-ld" -xzf "$TMP/npm-ld/leveldown-$LEVELDOWN_VERSION.tgz"
+  (cd "$TMP/npm-ld/package/deps/leveldb/leveldb-1.20" && find db table util port include helpers \( -name '*.cc' -o -name '*.h' \) ! -name '*_test.cc' ! -name '*_bench.cc' ! -name 'testutil.*' ! -name 'testharness.*' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  cp "$TMP/npm-ld/package/deps/leveldb/leveldb-1.20/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -86,10 +119,11 @@ summary() {
   printf '%-14s %5d files (%d .%s)  %9d bytes  %s\n' "$1" "$files" "$src" "$ext" "$bytes" "$(cat "$dir/$STAMP")"
 }
 
-fetch_python
-fetch_go
-fetch_rxjs
-
-summary python-stdlib py
-summary go-net go
-summary rxjs ts
+want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
+ONLY=("$@")
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb); fi
+if want python-stdlib; then fetch_python; summary python-stdlib py; fi
+if want go-net; then fetch_go; summary go-net go; fi
+if want rxjs; then fetch_rxjs; summary rxjs ts; fi
+if want tree-sitter-c; then fetch_tree_sitter_c; summary tree-sitter-c c; fi
+if want leveldb; then fetch_leveldb; summary leveldb cc; fi

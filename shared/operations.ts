@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { QUERY_DOCS_DESCRIPTION, QueryDocsInput, QueryDocsOutput } from "./docs-schema.js";
-import { BenchmarkRow, Citation, CommunityRef, Freshness, Layer, SearchResult, SkippedFile, projectPath } from "./schemas.js";
+import { BenchmarkRow, Citation, CommunityRef, Freshness, Layer, SearchResult, SkippedFile, UnsupportedFiles, projectPath } from "./schemas.js";
 
 /**
  * Every operation is declared once here: its name, tool name, description, input and output
@@ -58,6 +58,7 @@ export const build = op({
     files_removed: z.number().int(),
     files_skipped: z.number().int(),
     skipped: z.array(SkippedFile).describe("Up to 50 files left out, with the reason"),
+    unsupported: UnsupportedFiles,
     graph_source: z.string(),
     embedder: z.string(),
   },
@@ -81,6 +82,7 @@ export const stats = op({
     synapse_store: z.string(),
     graph_source: z.string(),
     embedder: z.string(),
+    unsupported: UnsupportedFiles,
     freshness: Freshness,
   },
   readOnly: true,

@@ -53,6 +53,15 @@ export const SearchResult = z.object({
 
 export const SkippedFile = z.object({ path: z.string(), reason: z.string(), detail: z.string().optional() });
 
+export const UnsupportedFiles = z
+  .array(z.object({ extension: z.string(), language: z.string(), files: z.number().int() }))
+  .describe("Source files in languages the code graph does not read, by extension (\"42 .m files: Objective-C is not indexed\")");
+
+/** "42 .m files: Objective-C is not indexed; 3 .rb files: Ruby is not indexed" (empty when there are none). */
+export function describeUnsupported(list: z.infer<typeof UnsupportedFiles> | undefined): string {
+  return (list ?? []).map((u) => `${u.files.toLocaleString("en-US")} ${u.extension} file${u.files === 1 ? "" : "s"}: ${u.language} is not indexed`).join("; ");
+}
+
 export const BenchmarkRow = z.object({
   question: z.string(),
   tokens: z.number().int(),

@@ -14,6 +14,7 @@ import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
+import { unsupportedCounts, unsupportedList, unsupportedOf, type UnsupportedCount } from "./languages/unsupported.js";
 import { ParsePool } from "./parse-pool.js";
 import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
 import { splitWords } from "./text.js";
@@ -93,6 +94,8 @@ export interface BuildResult {
   files_removed: number;
   files_skipped: number;
   skipped: Skipped[];
+  /** Source files in languages the graph does not read, by extension (most first). */
+  unsupported: UnsupportedCount[];
   graph_source: "builtin" | "external";
   embedder: string;
   index_version: string;
@@ -115,6 +118,8 @@ interface Scan {
   contentSkipped: Record<string, string>;
   /** Files the parser failed on, by size and mtime: not parsed again until they change. */
   parseFailed: Record<string, string>;
+  /** Source files of unsupported languages, by extension (a build of hinted paths carries the last walk's). */
+  unsupported: Record<string, number>;
 }
 
 /** The graph's change as the store applies it. */
@@ -147,8 +152,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const embedder = opts.embedder;
   const source = graphSourceOf(cfg);
   /** The result with the fields every build reports, logged with the phase timings. */
-  const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "graph_source" | "embedder" | "index_version">, skipped: Skipped[]): BuildResult => {
-    const result: BuildResult = { ...r, time_elapsed: Math.round(performance.now() - t0) / 1000, files_skipped: skipped.length, skipped, graph_source: source, embedder: embedder.id, index_version: INDEX_VERSION };
+  const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "unsupported" | "graph_source" | "embedder" | "index_version">, scan: Pick<Scan, "skipped" | "unsupported">): BuildResult => {
+    const skipped = scan.skipped;
+    const result: BuildResult = { ...r, time_elapsed: Math.round(performance.now() - t0) / 1000, files_skipped: skipped.length, skipped, unsupported: unsupportedList(scan.unsupported), graph_source: source, embedder: embedder.id, index_version: INDEX_VERSION };
     log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases });
     return result;
   };
@@ -185,7 +191,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const previous = warmFiles ?? new Map((await store.files()).map((f) => [f.path, f]));
     // The external generator's graph names nodes of any file: every file is parsed for their code.
     const hinted = opts.paths && !opts.paths.some(isSettingsPath) ? opts.paths : undefined;
-    const scan = scanFiles(cfg, previous, { force: force || source === "external", redact, failedBefore: fileStamps(stored.parse_failed), hinted: force ? undefined : hinted, contentSkipped: fileStamps(stored.content_skipped) });
+    const scan = scanFiles(cfg, previous, { force: force || source === "external", redact, failedBefore: fileStamps(stored.parse_failed), hinted: force ? undefined : hinted, contentSkipped: fileStamps(stored.content_skipped), unsupported: unsupportedCounts(stored.unsupported) });
     // Module aliases: an edit of a tsconfig.json changes how imports resolve (and walks the tree).
     const tsConfigs = new TsConfigs(cfg.root);
     const tsPaths = hinted && stored.ts_paths !== undefined ? stored.ts_paths : tsConfigs.summary([...scan.current, ...scan.changed.map((c) => c.row.path)]);
@@ -200,6 +206,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       scan.changed.length === 0 &&
       scan.removed.length === 0 &&
       stored.content_skipped === sortedJson(scan.contentSkipped) &&
+      (stored.unsupported ?? "{}") === sortedJson(scan.unsupported) &&
       stored.ts_paths === tsPaths &&
       graphFileBuiltAt(stateDirs(cfg.root).graphFile) === stored.built_at;
     if (unchanged) {
@@ -207,7 +214,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
         opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous };
       }
-      return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan.skipped);
+      return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
     }
 
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
@@ -309,6 +316,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           exclude_secrets: String(redact),
           content_skipped: sortedJson(scan.contentSkipped),
           parse_failed: sortedJson(scan.parseFailed),
+          unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
         },
       });
@@ -324,7 +332,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       }
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
-      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan.skipped);
+      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
     } finally {
       if (!opts.pool) await pool.close();
     }
@@ -369,6 +377,7 @@ export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, opt
     files_removed: 0,
     files_skipped: 0,
     skipped: [],
+    unsupported: unsupportedOf(meta),
     graph_source: "builtin",
     embedder: opts.embedder.id,
     index_version: INDEX_VERSION,
@@ -382,8 +391,8 @@ export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, opt
  * read; changed ones are hashed, and only real content changes are handed on with their text.
  * With `hinted` paths only those are checked; the other files and their skip records stand.
  */
-function scanFiles(cfg: ResolvedConfig, previous: Map<string, FileRow>, opts: { force: boolean; redact: boolean; failedBefore: Record<string, string>; hinted?: string[]; contentSkipped: Record<string, string> }): Scan {
-  const scan: Scan = { changed: [], removed: [], current: new Set(), skipped: [], contentSkipped: {}, parseFailed: {} };
+function scanFiles(cfg: ResolvedConfig, previous: Map<string, FileRow>, opts: { force: boolean; redact: boolean; failedBefore: Record<string, string>; hinted?: string[]; contentSkipped: Record<string, string>; unsupported: Record<string, number> }): Scan {
+  const scan: Scan = { changed: [], removed: [], current: new Set(), skipped: [], contentSkipped: {}, parseFailed: {}, unsupported: opts.unsupported };
   let candidates: Candidate[];
   if (opts.hinted) {
     const hinted = new Set(opts.hinted);
@@ -399,6 +408,7 @@ function scanFiles(cfg: ResolvedConfig, previous: Map<string, FileRow>, opts: { 
   } else {
     const found = discover(cfg);
     scan.skipped.push(...found.skipped);
+    scan.unsupported = found.unsupported;
     candidates = found.files;
   }
   for (const c of candidates) {
@@ -563,7 +573,7 @@ async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embe
 }
 
 /** JSON with keys in order: the same set of files always gives the same text. */
-function sortedJson(o: Record<string, string>): string {
+function sortedJson(o: Record<string, string | number>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 

@@ -24,7 +24,7 @@ interface Loaded {
 }
 
 interface Found {
-  kind: NodeKind | "impl";
+  kind: NodeKind | "impl" | "scope";
   node: TSNode;
   name: string;
   start: number;
@@ -93,28 +93,34 @@ export class Extractor {
     // Sweep definitions in source order with a stack of open containers/functions.
     const defs: RawDef[] = [];
     const stack: { end: number; kind: string; index: number; qualified: string; receiver?: string }[] = [];
+    const scoped = (top: (typeof stack)[number] | undefined, name: string) => (top?.kind === "scope" ? `${top.qualified}.${name}` : name);
     const ownerAt: { start: number; end: number; index: number }[] = [];
     for (const f of found) {
       while (stack.length && stack[stack.length - 1].end <= f.start) stack.pop();
       const top = stack[stack.length - 1];
-      if (top && top.end >= f.end && top.kind !== "impl" && !CONTAINERS.has(top.kind)) {
+      if (top && top.end >= f.end && top.kind !== "impl" && top.kind !== "scope" && !CONTAINERS.has(top.kind)) {
         continue; // nested helper inside a function: its calls count for the enclosing function
       }
       if (f.kind === "impl") {
         stack.push({ end: f.end, kind: "impl", index: -1, qualified: f.name, receiver: f.name });
         continue;
       }
+      if (f.kind === "scope") {
+        // A namespace: prefixes the qualified names inside it, is no node and no parent.
+        stack.push({ end: f.end, kind: "scope", index: top?.index ?? -1, qualified: scoped(top, f.name.split("::").join(".")) });
+        continue;
+      }
       let kind: NodeKind = f.kind;
       let parent = -1;
-      let qualified = f.name;
+      let qualified = scoped(top, f.name);
       let receiverType = spec.receiverType?.(f.node);
-      if (top && top.end >= f.end) {
+      if (top && top.end >= f.end && top.kind !== "scope") {
         if (kind === "function") kind = "method";
         parent = top.index;
         qualified = `${top.qualified}.${f.name}`;
         if (top.kind === "impl") receiverType = top.receiver;
       } else if (receiverType) {
-        qualified = `${receiverType}.${f.name}`;
+        qualified = scoped(top, `${receiverType}.${f.name}`);
       } else if (kind === "method") {
         kind = "function"; // a method of an object literal at file level
       }

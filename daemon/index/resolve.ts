@@ -442,12 +442,12 @@ export class GraphResolver {
     st.attached = new Map();
   }
 
-  /** Methods declared outside their type (Go receivers, Rust impls) join the type in their package. */
+  /** Methods declared outside their type (Go receivers, Rust impls, C++ `Foo::bar`) join the type in their package or an included header. */
   private attachReceivers(st: FileState, prev: Before["attached"] | undefined, emit: (k: string) => void): void {
     this.detach(st);
     st.ex.defs.forEach((d, i) => {
       if (!d.receiverType || d.parent >= 0) return;
-      const typeId = (st.spec.directoryScope ? this.dirName(st.family, st.dir, d.receiverType) : undefined) ?? st.topLevel.get(d.receiverType) ?? this.unique(d.receiverType, st.family, true, false);
+      const typeId = (st.spec.directoryScope ? this.dirName(st.family, st.dir, d.receiverType) : undefined) ?? st.topLevel.get(d.receiverType) ?? this.globImported(st, d.receiverType) ?? this.unique(d.receiverType, st.family, true, false);
       if (!typeId) return;
       st.attached.set(i, typeId);
       this.nodes.get(st.ids[i])!.parent = typeId;
@@ -523,6 +523,11 @@ export class GraphResolver {
       } else if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
         const t = this.enclosingType(callerId);
         target = t ? this.memberOf(t, c.name) : undefined;
+        if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
+          // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
+          const sibling = `${ex.path}::${caller.qualifiedName.slice(0, caller.qualifiedName.lastIndexOf(".") + 1)}${c.name}`;
+          if (this.nodes.get(sibling)?.file === ex.path) target = sibling;
+        }
       } else if (fi.moduleAliases.has(recv)) {
         target = this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
       } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {
@@ -708,6 +713,19 @@ export class GraphResolver {
     return undefined;
   }
 
+  /** A file-level name of a file imported whole, in a language whose imports make those visible (`globImports`). */
+  private globImported(fi: FileState, name: string): string | undefined {
+    if (!fi.spec.globImports) return undefined;
+    for (const g of fi.ex.imports) {
+      if (g.names.length) continue;
+      for (const p of this.importFiles(fi, g.module)) {
+        const hit = this.fileTop(p, name);
+        if (hit) return hit;
+      }
+    }
+    return undefined;
+  }
+
   private resolveName(fi: FileState, name: string, wantClass = false): string | undefined {
     const local = fi.topLevel.get(name);
     if (local) return local;
@@ -720,15 +738,8 @@ export class GraphResolver {
       const hit = this.lookupInModule(fi, imp.module, imp.name);
       if (hit) return hit;
     }
-    if (fi.spec.globImports) {
-      for (const g of fi.ex.imports) {
-        if (g.names.length) continue;
-        for (const p of this.importFiles(fi, g.module)) {
-          const hit = this.fileTop(p, name);
-          if (hit) return hit;
-        }
-      }
-    }
+    const glob = this.globImported(fi, name);
+    if (glob) return glob;
     if (TOO_COMMON.has(name)) return undefined;
     return this.unique(name, fi.family, wantClass, true);
   }

@@ -4,7 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CONFIG_FILE_NAME } from "../../shared/paths.js";
-import { languageForPath } from "./languages/registry.js";
+import { languageForPath, unsupportedExtension } from "./languages/registry.js";
 import type { LanguageSpec } from "./languages/language.js";
 import { TS_CONFIG_NAMES } from "./ts-paths.js";
 
@@ -43,6 +43,8 @@ export interface Skipped {
 export interface Discovery {
   files: Candidate[];
   skipped: Skipped[];
+  /** Source files of languages no registered language reads, by extension (neither excluded nor ignored). */
+  unsupported: Record<string, number>;
 }
 
 /** Compiles `[build] exclude_patterns`: bare names match a file or directory anywhere; globs match paths. */
@@ -86,6 +88,7 @@ export function discover(cfg: ResolvedConfig): Discovery {
   const filter = makePathFilter(cfg);
   const files: Candidate[] = [];
   const skipped: Skipped[] = [];
+  const unsupported: Record<string, number> = {};
   const rootIgnore = loadGitignore(root, "");
 
   const walk = (dirAbs: string, dirRel: string, ignores: { base: string; ig: Ignore }[]) => {
@@ -125,7 +128,11 @@ export function discover(cfg: ResolvedConfig): Discovery {
         walk(abs, rel, own ? [...ignores, own] : ignores);
       } else if (isFile) {
         const language = languageForPath(e.name);
-        if (!language) continue;
+        if (!language) {
+          const ext = unsupportedExtension(e.name);
+          if (ext && !filter.fileExcluded(rel) && !isIgnored(ignores, rel, false)) unsupported[ext] = (unsupported[ext] ?? 0) + 1;
+          continue;
+        }
         if (filter.fileExcluded(rel)) {
           skipped.push({ path: rel, reason: "excluded" });
           continue;
@@ -150,7 +157,7 @@ export function discover(cfg: ResolvedConfig): Discovery {
     }
   };
   walk(root, "", rootIgnore ? [rootIgnore] : []);
-  return { files, skipped };
+  return { files, skipped, unsupported };
 }
 
 /**

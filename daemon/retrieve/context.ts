@@ -1,7 +1,8 @@
 import { countTokens } from "../../shared/tokens.js";
-import type { CitationT, CommunityRefT, FreshnessT, LayerT } from "../../shared/schemas.js";
+import { describeUnsupported, type CitationT, type CommunityRefT, type FreshnessT, type LayerT } from "../../shared/schemas.js";
 import type { Hit, MemNode, Retriever } from "./retriever.js";
 import { LANGUAGES } from "../index/languages/registry.js";
+import { unsupportedOf } from "../index/languages/unsupported.js";
 
 /** Share of the total budget per layer; L3 (code) takes what the others leave. */
 const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
@@ -45,7 +46,12 @@ export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
   // Freshness first: it must survive when the line is cut to a small budget.
   const fresh = freshness.stale ? `index STALE (${freshness.pending_count} changed file(s) not yet indexed)` : "index up to date";
   const name = r.meta.project_name || "project";
-  if (files === 0) return [`# ${name} — ${fresh}; no source files indexed (${LANGUAGES.map((l) => l.id).join(", ")}); check .gitignore and exclude_patterns`];
+  if (files === 0) {
+    // Files of a language codemem does not read are the likely reason, not the exclusion rules.
+    const unsupported = unsupportedOf(r.meta);
+    const why = unsupported.length ? describeUnsupported(unsupported) : "check .gitignore and exclude_patterns";
+    return [`# ${name} — ${fresh}; no source files indexed: ${why} (codemem reads ${LANGUAGES.map((l) => l.id).join(", ")})`];
+  }
   const warming = freshness.warming?.length ? `; warming up after a start (${freshness.warming.join(", ")} not ready, so the answer is lexical)` : "";
   return [`# ${name} — ${fresh}${warming}; ${files} files, ${symbols} symbols (${langs})`];
 }
@@ -106,7 +112,7 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
   const b0 = Math.floor(budget * SHARES.L0);
   const b1 = Math.floor(budget * SHARES.L1);
   const b2 = Math.floor(budget * SHARES.L2);
-  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 30));
+  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, r.files.size ? 30 : budget)); // an empty index has nothing but the reason to tell
   const l1 = fitLines(architectureLines(r, 4), b1);
   const comms = relevantCommunities(r, hits.slice(0, 12), 3);
   const l2 = fitLines(comms.length ? ["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)] : [], b2);
@@ -169,7 +175,7 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
 export async function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
   const b0 = Math.floor(budget * 0.15);
   const b1 = Math.floor(budget * 0.5);
-  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, 40));
+  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
   const l1 = fitLines(architectureLines(r, 8), b1);
   const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
   const degree = await r.store.degrees(["calls", "inherits"]);

@@ -216,7 +216,7 @@ describe("a project without source files", () => {
     try {
       await e.build({ project_path: q.root });
       for (const context of [(await e.query({ project_path: q.root, question: "how are orders charged?" })).context, (await e.wakeup({ project_path: q.root })).context]) {
-        expect(context).toMatch(/no source files indexed \(python, .*\); check \.gitignore and exclude_patterns$/m);
+        expect(context).toMatch(/no source files indexed: check \.gitignore and exclude_patterns \(codemem reads python, .*\)$/m);
         expect(context).not.toMatch(/^## /m);
       }
     } finally {

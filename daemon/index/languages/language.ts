@@ -28,7 +28,8 @@ export interface ProjectView {
 /**
  * A language is its grammar, one query and a few hooks. The query's captures follow one convention:
  *  - `@def.<kind>` on a definition node with `@name` on its name (`kind` is a NodeKind, or `impl`
- *    for a container that only names the receiver type of the methods inside it, via `@name`);
+ *    for a container that only names the receiver type of the methods inside it, via `@name`, or
+ *    `scope` for a namespace that only prefixes the qualified names inside it, `ns.f`);
  *  - `@call` on a call with `@call.name` and optionally `@call.receiver`.
  */
 export interface LanguageSpec {
@@ -97,10 +98,10 @@ export function leadingComment(node: TSNode): string {
 
 export function cleanComment(text: string): string {
   return text
-    .replace(/^\s*\/\*\*?/, "")
+    .replace(/^\s*\/\*+/, "")
     .replace(/\*\/\s*$/, "")
     .split("\n")
-    .map((l) => l.replace(/^\s*(\/\/+|\*|#+)\s?/, "").trimEnd())
+    .map((l) => l.replace(/^\s*(\/\/+|\*+|#+)\s?/, "").trimEnd())
     .join("\n")
     .trim();
 }

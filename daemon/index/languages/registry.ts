@@ -1,14 +1,16 @@
 import path from "node:path";
 import type { LanguageId } from "../types.js";
+import { c, cpp } from "./c.js";
 import { go } from "./go.js";
 import { java } from "./java.js";
 import type { LanguageSpec } from "./language.js";
 import { python } from "./python.js";
 import { rust } from "./rust.js";
+import { UNSUPPORTED_SOURCE } from "./unsupported.js";
 import { javascript, tsx, typescript } from "./typescript.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);
@@ -16,6 +18,13 @@ for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);
 export function languageForPath(p: string): LanguageSpec | undefined {
   if (p.endsWith(".d.ts")) return undefined; // declarations duplicate the implementation's symbols
   return byExt.get(path.extname(p).toLowerCase());
+}
+
+/** The extension of a source file in a known language that no registered language reads (`.m` → Objective-C). */
+export function unsupportedExtension(p: string): string | undefined {
+  if (languageForPath(p)) return undefined;
+  const ext = path.extname(p).toLowerCase();
+  return UNSUPPORTED_SOURCE[ext] ? ext : undefined;
 }
 
 export function languageById(id: LanguageId): LanguageSpec {

@@ -2,7 +2,7 @@ import type { Node as TSNode } from "web-tree-sitter";
 import path from "node:path";
 import { aliasBases } from "../ts-paths.js";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, leadingComment, unquote, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, cleanComment, leadingComment, unquote, type LanguageSpec, type ProjectView } from "./language.js";
 
 const FUNCTION_VALUE = "[(arrow_function) (function_expression) (generator_function)]";
 
@@ -10,6 +10,16 @@ const CALLS = `
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (member_expression object: (_) @call.receiver property: (property_identifier) @call.name)) @call
 (new_expression constructor: (identifier) @call.name) @call
+`;
+
+/**
+ * Functions assigned to a property: \`res.send = function send() {}\`, \`Foo.prototype.bar = function () {}\`
+ * (methods of \`res\` and \`Foo\`), \`exports.parse = function () {}\` (a function of the module); in a
+ * chain (\`res.type = res.contentType = function\`) the innermost name.
+ */
+const ASSIGNED = `
+(assignment_expression left: (member_expression object: (_) @assign.object property: (property_identifier) @name) right: ${FUNCTION_VALUE} (#not-match? @assign.object "^(module\\.)?exports$")) @def.method
+(assignment_expression left: (member_expression object: (_) @assign.object property: (property_identifier) @name) right: ${FUNCTION_VALUE} (#match? @assign.object "^(module\\.)?exports$")) @def.function
 `;
 
 const TS_QUERY = `
@@ -25,6 +35,7 @@ const TS_QUERY = `
 (lexical_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (public_field_definition name: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
+${ASSIGNED}
 ${CALLS}`;
 
 const JS_QUERY = `
@@ -35,13 +46,25 @@ const JS_QUERY = `
 (lexical_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (field_definition property: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
+${ASSIGNED}
 ${CALLS}`;
 
 function docstring(def: TSNode): string {
-  // JSDoc sits above the export statement when the definition is exported.
+  // JSDoc sits above the export statement when the definition is exported, above the statement of an assignment.
   let holder = def;
-  if (holder.parent?.type === "export_statement") holder = holder.parent;
-  return leadingComment(holder);
+  if (holder.parent?.type === "export_statement" || holder.parent?.type === "expression_statement") holder = holder.parent;
+  const doc = leadingComment(holder);
+  if (doc) return doc;
+  // A JSDoc block one blank line above (express's style) still documents what follows it.
+  const prev = holder.previousNamedSibling;
+  return prev?.type === "comment" && prev.text.startsWith("/**") && prev.endPosition.row >= holder.startPosition.row - 2 ? cleanComment(prev.text) : "";
+}
+
+/** The object a function is assigned to (\`res\` for \`res.send = function\`, \`Foo\` for \`Foo.prototype.bar\`). */
+function receiverType(def: TSNode): string | undefined {
+  if (def.type !== "assignment_expression") return undefined;
+  const object = def.childForFieldName("left")?.childForFieldName("object")?.text.replace(/\.prototype$/, "");
+  return object && !/^(module\.)?exports$/.test(object) ? bareTypeName(object) : undefined;
 }
 
 function bases(def: TSNode): string[] {
@@ -123,7 +146,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
   return [];
 }
 
-const common = { docstring, bases, imports: importsOf, moduleDoc, selfNames: ["this"], family: "js", resolveImport };
+const common = { docstring, bases, imports: importsOf, moduleDoc, receiverType, selfNames: ["this"], family: "js", resolveImport };
 
 export const typescript: LanguageSpec = {
   id: "typescript",

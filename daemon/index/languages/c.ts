@@ -1,0 +1,139 @@
+import path from "node:path";
+import type { Node as TSNode } from "web-tree-sitter";
+import type { FileExtract, RawImport } from "../types.js";
+import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+
+/** A function's declarator around its name: plain, returning a pointer (one or two levels) or (C++) a reference. */
+function declarators(name: string, reference = true): string {
+  const fn = `(function_declarator declarator: ${name})`;
+  return `[${fn} (pointer_declarator declarator: ${fn}) (pointer_declarator declarator: (pointer_declarator declarator: ${fn}))${reference ? ` (reference_declarator ${fn})` : ""}]`;
+}
+
+const C_SHARED = `
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition type: [(struct_specifier body: (_)) (union_specifier body: (_)) (enum_specifier body: (_))] declarator: (type_identifier) @name) @def.type
+(preproc_function_def name: (identifier) @name) @def.function
+(call_expression function: (identifier) @call.name) @call
+(call_expression function: (field_expression argument: (_) @call.receiver field: (field_identifier) @call.name)) @call
+`;
+
+const C_QUERY = `
+(function_definition declarator: ${declarators("(identifier) @name", false)}) @def.function
+${C_SHARED}`;
+
+const MEMBER_NAME = "[(identifier) (destructor_name) (operator_name)]";
+
+const CPP_QUERY = `
+(function_definition declarator: ${declarators(`[(identifier) (field_identifier) (operator_name) (destructor_name)] @name`)}) @def.function
+(function_definition declarator: ${declarators(`(qualified_identifier name: ${MEMBER_NAME} @name)`)}) @def.method
+(function_definition declarator: ${declarators(`(qualified_identifier name: (qualified_identifier name: ${MEMBER_NAME} @name))`)}) @def.method
+(class_specifier name: (type_identifier) @name body: (_)) @def.class
+(namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name) @def.scope
+(call_expression function: (qualified_identifier scope: (_) @call.receiver name: (identifier) @call.name)) @call
+(call_expression function: (template_function name: (identifier) @call.name)) @call
+(new_expression type: (type_identifier) @call.name) @call
+${C_SHARED}`;
+
+/** The comment above a definition, or above the template or declaration holding it. */
+function docstring(def: TSNode): string {
+  let holder = def;
+  while (holder.parent && (holder.parent.type === "template_declaration" || (holder.parent.type === "declaration" && holder.type !== "function_definition"))) holder = holder.parent;
+  return leadingComment(holder);
+}
+
+/** `#include "x.h"` and `#include <x.h>`, wherever they stand (inside `#ifdef` too); the system form keeps its brackets. */
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  for (const inc of root.descendantsOfType("preproc_include")) {
+    const p = inc?.childForFieldName("path");
+    if (!p) continue;
+    const module = p.type === "system_lib_string" ? p.text : p.text.replace(/^"|"$/g, "");
+    if (module) out.push({ module, names: [], line: inc!.startPosition.row + 1 });
+  }
+  return out;
+}
+
+/** The file's leading comment when it is not a licence and not glued to the first definition. */
+function moduleDoc(root: TSNode): string {
+  for (const c of root.namedChildren) {
+    if (!c || c.type !== "comment") return "";
+    if (/copyright|licen[cs]e|SPDX-License/i.test(c.text)) continue;
+    const next = c.nextNamedSibling;
+    if (next && next.type !== "comment" && next.startPosition.row <= c.endPosition.row + 1) return "";
+    return cleanComment(c.text);
+  }
+  return "";
+}
+
+/** `Foo::bar` defined outside its class: the class is the scope right before the name (`ns::Foo::bar` → Foo). */
+function receiverType(def: TSNode): string | undefined {
+  if (def.type !== "function_definition") return undefined;
+  let d = def.childForFieldName("declarator");
+  while (d && d.type !== "function_declarator") d = d.childForFieldName("declarator") ?? d.namedChildren.find((c) => c?.type.endsWith("declarator")) ?? null;
+  let q = d?.childForFieldName("declarator");
+  if (q?.type !== "qualified_identifier") return undefined;
+  let scope: TSNode | null = null;
+  while (q?.type === "qualified_identifier") {
+    scope = q.childForFieldName("scope");
+    q = q.childForFieldName("name");
+  }
+  return scope ? bareTypeName(scope.text) : undefined;
+}
+
+function bases(def: TSNode): string[] {
+  const clause = def.namedChildren.find((c) => c?.type === "base_class_clause");
+  if (!clause) return [];
+  return clause.namedChildren.filter((c): c is TSNode => !!c && c.type !== "access_specifier" && c.type !== "virtual").map((c) => bareTypeName(c.text));
+}
+
+/**
+ * `"x.h"`: beside the including file first, then any project file ending with the path (an include
+ * directory: `-Iinclude`), the nearest to the including file when several do; `<x.h>` only by the
+ * latter (a system header is in no project, a project's own may be).
+ */
+function resolveImport(spec: string, from: FileExtract, project: ProjectView): string[] {
+  const system = spec.startsWith("<");
+  const rel = spec.replace(/^<|>$/g, "");
+  if (!system) {
+    const beside = path.posix.normalize(path.posix.join(path.posix.dirname(from.path), rel));
+    if (!beside.startsWith("../") && project.has(beside)) return [beside];
+  }
+  const suffix = path.posix.normalize(rel).replace(/^(\.\.?\/)+/, "");
+  const found = project.filesEndingWith(suffix);
+  if (found.length <= 1) return found;
+  return [found.reduce((best, f) => (sharedPrefix(f, from.path) > sharedPrefix(best, from.path) ? f : best))];
+}
+
+/** Directories two paths share from the root. */
+function sharedPrefix(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  let i = 0;
+  while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
+  return i;
+}
+
+const common = { docstring, bases, imports: importsOf, moduleDoc, family: "c", globImports: true, resolveImport };
+
+/** C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++: its grammar parses C declarations too, and C++ headers need it. */
+export const c: LanguageSpec = {
+  id: "c",
+  extensions: [".c"],
+  grammar: "tree-sitter-c/tree-sitter-c.wasm",
+  query: C_QUERY,
+  ...common,
+  selfNames: [],
+};
+
+export const cpp: LanguageSpec = {
+  id: "cpp",
+  extensions: [".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc", ".h"],
+  grammar: "tree-sitter-cpp.wasm",
+  query: CPP_QUERY,
+  ...common,
+  receiverType,
+  selfNames: ["this"],
+  implicitSelf: true,
+};

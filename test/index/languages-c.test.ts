@@ -1,0 +1,102 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { makeProject } from "../helpers.js";
+
+/**
+ * C and C++ on real code: Argon2's reference implementation (from the argon2 npm package), the
+ * bcrypt npm package's C++ sources and node-tree-sitter's C++ binding (the tree-sitter npm package),
+ * each a few files of the original with its licence.
+ */
+const FIXTURES = path.resolve("test/fixtures/trees");
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function filesOf(dir: string, rel = ""): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) Object.assign(out, filesOf(dir, r));
+    else out[r] = fs.readFileSync(path.join(dir, r));
+  }
+  return out;
+}
+
+async function built(fixture: string) {
+  const p = makeProject(filesOf(path.join(FIXTURES, fixture)));
+  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+  cleanups.push(p.cleanup, () => engine.close());
+  const result = await engine.build({ project_path: p.root });
+  const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
+  const node = (id: string) => g.nodes.find((n: any) => n.id === id);
+  const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
+  return { result, g, node, edge, engine, root: p.root };
+}
+
+describe("C (Argon2)", () => {
+  it("extracts functions, typedef'd structs and enums, macros, with signatures, doc comments and line ranges", async () => {
+    const { result, node } = await built("c-argon2");
+    expect(result.files_indexed).toBe(6);
+    expect(node("src/core.c::validate_inputs")).toMatchObject({ type: "function", language: "c", signature: "int validate_inputs(const argon2_context *context)", parent: "src/core.c" });
+    expect(node("src/core.c::fill_memory_blocks_st")).toMatchObject({ docstring: "Single-threaded version for p=1 case", line_start: 260, line_end: 275 });
+    // `typedef struct Argon2_Context {...} argon2_context;` is one node, by the name code uses.
+    const ctx = node("include/argon2.h::argon2_context");
+    expect(ctx).toMatchObject({ type: "type", signature: "typedef struct Argon2_Context" });
+    expect(ctx.docstring).toMatch(/^Context: structure to hold Argon2 inputs/);
+    expect(node("include/argon2.h::argon2_type")).toMatchObject({ type: "type", docstring: "Argon2 primitive type" });
+    expect(node("src/core.h::CONST_CAST")).toMatchObject({ type: "function" });
+    // A licence header is not the file's description.
+    expect(node("src/core.c").docstring).toBe("");
+  });
+
+  it("resolves includes beside the file and through an include directory, and calls across files to the definition", async () => {
+    const { edge, g } = await built("c-argon2");
+    expect(edge("src/argon2.c", "src/core.h", "imports")).toBe(true); // "core.h" beside argon2.c
+    expect(edge("src/argon2.c", "include/argon2.h", "imports")).toBe(true); // "argon2.h" from include/
+    expect(edge("src/core.h", "include/argon2.h", "imports")).toBe(true);
+    // <string.h> is no project file.
+    expect(g.edges.filter((e: any) => e.type === "imports" && e.source === "src/argon2.c")).toHaveLength(2);
+    // argon2.c calls validate_inputs, declared in core.h and defined in core.c: the edge reaches the definition.
+    expect(edge("src/argon2.c::argon2_ctx", "src/core.c::validate_inputs")).toBe(true);
+    expect(edge("src/argon2.c::argon2_ctx", "src/core.c::fill_memory_blocks")).toBe(true);
+    expect(edge("src/argon2.c::argon2i_hash_raw", "src/argon2.c::argon2_hash")).toBe(true);
+    // Prototypes are not nodes of their own: one node per function, where its code is.
+    expect(g.nodes.filter((n: any) => n.name === "validate_inputs").map((n: any) => n.id)).toEqual(["src/core.c::validate_inputs"]);
+  });
+});
+
+describe("C++ (bcrypt, node-tree-sitter)", () => {
+  it("extracts classes with their methods, base classes, functions and doc comments", async () => {
+    const { result, node, edge } = await built("cpp-bcrypt");
+    expect(result.files_indexed).toBe(3);
+    expect(node("src/bcrypt.cc::bcrypt_gensalt")).toMatchObject({ type: "function", language: "cpp", signature: "void bcrypt_gensalt(char minor, u_int8_t log_rounds, u_int8_t *seed, char *gsalt)" });
+    expect(node("src/bcrypt.cc::bcrypt_gensalt").docstring).toMatch(/^Generates a salt for this version of crypt\./);
+    expect(node("src/bcrypt_node.cc::SaltAsyncWorker")).toMatchObject({ type: "class", signature: "class SaltAsyncWorker : public Napi::AsyncWorker" });
+    expect(node("src/bcrypt_node.cc::SaltAsyncWorker.Execute")).toMatchObject({ type: "method", parent: "src/bcrypt_node.cc::SaltAsyncWorker" });
+    expect(node("src/bcrypt_node.cc::SaltAsyncWorker.~SaltAsyncWorker")).toMatchObject({ type: "method" });
+    expect(node("src/node_blf.h::blf_ctx")).toMatchObject({ type: "type", docstring: "Blowfish context" });
+    // A method calls a function of another file, declared in the header both include.
+    expect(edge("src/bcrypt_node.cc::SaltAsyncWorker.Execute", "src/bcrypt.cc::bcrypt_gensalt")).toBe(true);
+    expect(edge("src/bcrypt_node.cc::CompareSync", "src/bcrypt.cc::bcrypt")).toBe(true);
+    expect(edge("src/bcrypt_node.cc", "src/node_blf.h", "imports")).toBe(true);
+    // `new EncryptAsyncWorker(...)` constructs the class.
+    expect(edge("src/bcrypt_node.cc::Encrypt", "src/bcrypt_node.cc::EncryptAsyncWorker")).toBe(true);
+  });
+
+  it("attaches out-of-class definitions (Tree::Init) to their class in the header, with namespaces in qualified names", async () => {
+    const { node, edge } = await built("cpp-node-tree-sitter");
+    expect(node("src/tree.h::node_tree_sitter.Tree")).toMatchObject({ type: "class", qualified_name: "node_tree_sitter.Tree" });
+    expect(node("src/tree.cc::node_tree_sitter.Tree.Init")).toMatchObject({ type: "method", parent: "src/tree.h::node_tree_sitter.Tree", signature: "void Tree::Init(Napi::Env env, Napi::Object exports)" });
+    expect(node("src/language.cc::node_tree_sitter.language_methods.UnwrapLanguage")).toMatchObject({ type: "function" });
+    // `Tree::Init(env, exports)` in binding.cc reaches the definition in tree.cc through the class.
+    expect(edge("src/binding.cc::node_tree_sitter.InitAll", "src/tree.cc::node_tree_sitter.Tree.Init")).toBe(true);
+    expect(edge("src/tree.cc::node_tree_sitter.Tree.GetChangedRanges", "src/conversions.cc::node_tree_sitter.RangeToJS")).toBe(true);
+    expect(edge("src/tree.h", "src/tree.cc::node_tree_sitter.Tree.Init", "contains")).toBe(false);
+    expect(edge("src/tree.h::node_tree_sitter.Tree", "src/tree.cc::node_tree_sitter.Tree.Init", "contains")).toBe(true);
+    expect(edge("src/tree.cc", "src/tree.h", "imports")).toBe(true); // "./tree.h"
+  });
+});

@@ -41,7 +41,6 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-export const DEFAULT_TRUSTED_PROXIES = ["127.0.0.1", "::1"];
 /** Loopback and private networks (RFC 1918, IPv6 unique-local and link-local). */
 export const DEFAULT_ALLOW_FROM = ["127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fe80::/10"];
 const INDEX_VERSION = "1";
@@ -50,7 +49,7 @@ const STATS_TIMEOUT_MS = 5000;
 const IDLE_SERVERS = 16;
 
 type Json = Record<string, unknown>;
-type Refusal = { status: 403 | 429; code: "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
+type Refusal = { status: 400 | 403 | 429; code: "IDENTITY_AMBIGUOUS" | "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -109,6 +108,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   if (opts.rbac && !opts.directoryFile) {
     throw new CodememError("CONFIG_INVALID", "--rbac-enabled needs a directory file mapping users and groups to roles; pass --directory-file or set CODEMEM_DIRECTORY_FILE.");
   }
+  if (opts.rbac && opts.trustedProxies.length === 0) {
+    // No proxy is trusted unless named: any local process could otherwise claim any identity.
+    throw new CodememError(
+      "CONFIG_INVALID",
+      "--rbac-enabled takes identities from an authentication proxy's X-Forwarded-User and X-Forwarded-Groups; name the proxy with --trusted-proxy <its address> (e.g. 127.0.0.1 for nginx on this host) or CODEMEM_TRUSTED_PROXIES.",
+    );
+  }
   const directory = new DirectorySource(opts.directoryFile);
   if (opts.rateLimitPerMinute !== undefined && (!Number.isInteger(opts.rateLimitPerMinute) || opts.rateLimitPerMinute < 0)) {
     throw new CodememError("INVALID_ARGUMENT", `--rate-limit-per-minute must be an integer ≥ 0 (0 = unlimited); got ${opts.rateLimitPerMinute}.`);
@@ -163,14 +169,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   };
 
   const refuse = (res: http.ServerResponse, id: Identity, calls: { tool: string; args: unknown }[], r: Refusal) => {
-    rejections.inc({ reason: r.status === 403 ? "forbidden" : "rate_limited", role: id.role ?? "none" });
-    for (const c of calls) record(id, c, r.status === 403 ? "forbidden" : "rate_limited", r.code);
+    const outcome = r.status === 429 ? "rate_limited" : "forbidden";
+    rejections.inc({ reason: outcome, role: id.role ?? "none" });
+    for (const c of calls) record(id, c, outcome, r.code);
     log.info("request refused", { code: r.code, user: id.user, role: id.role, peer: id.peer, tools: calls.map((c) => c.tool) });
     sendJson(res, r.status, { error: { code: r.code, message: r.message } }, r.retryAfter !== undefined ? { "retry-after": String(r.retryAfter) } : {});
   };
 
   /** The refusal of a request, if any; fills project_path into the calls it lets through. */
   const check = (id: Identity, calls: ToolCall[]): Refusal | undefined => {
+    if (id.ambiguous) {
+      return { status: 400, code: "IDENTITY_AMBIGUOUS", message: `the proxy sent ${id.ambiguous} more than once; identity headers must carry one value each (fix the proxy's configuration).` };
+    }
     if (opts.rbac && !id.role) {
       return {
         status: 403,
@@ -232,7 +242,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         return { id: m.id as string | number | undefined, tool: String(p.name ?? ""), args, params: p };
       });
 
-    const id = identify(req.socket.remoteAddress, req.headers, trusted, opts.rbac ? directory.get() : { users: {}, groups: {} });
+    const id = identify(req.socket.remoteAddress, req.headersDistinct, trusted, opts.rbac ? directory.get() : { users: {}, groups: {} });
     const refusal = check(id, calls);
     if (refusal) {
       const audited = calls.length ? calls : messages.map((m) => ({ tool: String(m.method ?? "unknown"), args: m.params ?? {} }));

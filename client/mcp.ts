@@ -79,7 +79,8 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       tlsKey: values["tls-key"] as string | undefined,
       rbac: (values["rbac-enabled"] as boolean | undefined) ?? env.rbacEnabled ?? false,
       rateLimitPerMinute: rate !== undefined ? intFlag(rate, "rate-limit-per-minute", 1_000_000) : env.rateLimitPerMinute,
-      trustedProxies: proxies?.length ? proxies : (env.trustedProxies ?? ["127.0.0.1", "::1"]),
+      // No proxy is trusted unless named (loopback was: any local process could claim any identity).
+      trustedProxies: proxies?.length ? proxies : (env.trustedProxies ?? []),
       allowFrom: allowFrom?.length ? allowFrom : env.allowFrom,
       directoryFile: directoryFile ? path.resolve(directoryFile) : undefined,
     };

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import net from "node:net";
-import type { IncomingHttpHeaders } from "node:http";
 import { CodememError } from "../shared/errors.js";
 
 /** Roles of the spec (§2.5), lowest first: a user with several roles gets the highest. */
@@ -139,23 +138,34 @@ export interface Identity {
   role?: Role;
   /** The TCP peer, for audit and for keying anonymous rate limits. */
   peer: string;
+  /** An identity header a trusted proxy sent more than once: the request is refused, not merged. */
+  ambiguous?: string;
 }
 
-function header(h: IncomingHttpHeaders, name: string): string | undefined {
-  const v = h[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s && s.trim() !== "" ? s.trim() : undefined;
-}
+/** The only headers identity is taken from, each exactly once, and only from a trusted proxy. */
+export const USER_HEADER = "x-forwarded-user";
+export const GROUPS_HEADER = "x-forwarded-groups";
 
 /**
- * Identity bound at the transport: user and groups from the proxy's headers, believed only when
- * the TCP peer is a trusted proxy; the role comes from the directory, never from the request.
+ * Identity bound at the transport: user and groups from the proxy's X-Forwarded-User and
+ * X-Forwarded-Groups, believed only when the TCP peer is a configured trusted proxy; the role comes
+ * from the directory, never from the request. No other header names an identity (a proxy that
+ * sets only these passes a client's own X-Auth-Request-Groups through untouched), and a header
+ * given twice is refused rather than merged (`readers` + `admins` read as "readers, admins").
+ * `headers` are Node's `headersDistinct`: every value of a repeated header.
  */
-export function identify(peer: string | undefined, headers: IncomingHttpHeaders, trusted: AddressRanges, dir: Directory): Identity {
+export function identify(peer: string | undefined, headers: Record<string, string[] | undefined>, trusted: AddressRanges, dir: Directory): Identity {
   const id: Identity = { groups: [], peer: peer ?? "unknown" };
   if (!trusted.has(peer)) return id;
-  id.user = header(headers, "x-forwarded-user") ?? header(headers, "x-auth-request-user") ?? header(headers, "x-auth-request-email");
-  const groups = header(headers, "x-forwarded-groups") ?? header(headers, "x-auth-request-groups");
+  const one = (name: string): string | undefined => {
+    const values = headers[name] ?? [];
+    if (values.length > 1) id.ambiguous ??= name;
+    const v = values[0]?.trim();
+    return v ? v : undefined;
+  };
+  id.user = one(USER_HEADER);
+  const groups = one(GROUPS_HEADER);
+  if (id.ambiguous) return { groups: [], peer: id.peer, ambiguous: id.ambiguous };
   id.groups = groups ? groups.split(",").map((g) => g.trim()).filter(Boolean) : [];
   if (id.user || id.groups.length) id.role = roleFor(dir, id.user, id.groups);
   return id;

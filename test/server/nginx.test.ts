@@ -106,11 +106,10 @@ http {
       auth_request /_auth;
       auth_request_set $auth_user $upstream_http_x_auth_request_user;
       auth_request_set $auth_groups $upstream_http_x_auth_request_groups;
-      # identity only from the auth endpoint: whatever the client sent is replaced or dropped
+      # the documented setup: identity in X-Forwarded-User/Groups from the auth endpoint (replacing
+      # the client's); every other header the client sent, X-Auth-Request-* included, passes through
       proxy_set_header X-Forwarded-User $auth_user;
       proxy_set_header X-Forwarded-Groups $auth_groups;
-      proxy_set_header X-Auth-Request-User "";
-      proxy_set_header X-Auth-Request-Groups "";
       proxy_http_version 1.1;
       proxy_buffering off;
       proxy_pass ${srv.url};
@@ -168,10 +167,19 @@ describe("behind nginx with auth_request over TLS", () => {
     const q = await client.callTool({ name: "codemem_query", arguments: { project_path: p.root, question: "How are card payments retried?" } });
     expect((q.content as any)[0].text).toMatch(/shop\/payments\.py:\d+-\d+/);
 
-    const claim = { ...bearer("tok-viewer"), "x-forwarded-user": "ada@example.com", "x-forwarded-groups": "admins", "x-auth-request-user": "ada@example.com", "x-role": "admin" };
+    const claim = {
+      ...bearer("tok-viewer"),
+      "x-forwarded-user": "ada@example.com",
+      "x-forwarded-groups": "admins",
+      "x-auth-request-user": "ada@example.com",
+      "x-auth-request-email": "ada@example.com",
+      "x-auth-request-groups": "admins",
+      "x-role": "admin",
+    };
     const b = await toolCall(base, "codemem_build", { project_path: p.root, role: "admin" }, claim, f);
     expect(b.status).toBe(403);
     expect(b.body.error.code).toBe("RBAC_FORBIDDEN");
+    expect(b.body.error.message).toMatch(/role "viewer"/);
   });
 
   it("developers and admins get their roles from the directory through the proxy's groups", async () => {

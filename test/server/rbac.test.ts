@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -91,6 +92,44 @@ describe("RBAC and rate limits", () => {
     expect((await toolCall(srv.url, "codemem_query", { project_path: p.root, question: "tax", role: "admin" }, claim)).status).toBe(403);
     // an unknown user
     expect((await rpc(srv.url, "tools/list", {}, as("mallory@example.com"))).status).toBe(403);
+  });
+
+  it("identity comes from X-Forwarded-User and X-Forwarded-Groups only, one value each", async () => {
+    // Headers a proxy that sets only X-Forwarded-* passes through from the client name nobody.
+    const fallback = { ...as("alice@example.com"), "x-auth-request-groups": "admins", "x-auth-request-user": "frank@example.com", "x-auth-request-email": "frank@example.com" };
+    const b = await toolCall(srv.url, "codemem_stats", { project_path: p.root }, fallback);
+    expect(b.status).toBe(403);
+    expect(b.body.error.message).toMatch(/role "viewer"/);
+    // A header given twice is refused, not merged into "readers, admins".
+    const raw = (headers: http.OutgoingHttpHeaders) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "codemem_stats", arguments: { project_path: p.root } } });
+        const req = http.request(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+          let text = "";
+          res.on("data", (c) => (text += c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const twice = await raw({ "x-forwarded-user": "alice@example.com", "x-forwarded-groups": ["readers", "admins"] });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.code).toBe("IDENTITY_AMBIGUOUS");
+    expect(twice.body.error.message).toMatch(/x-forwarded-groups/);
+    expect((await raw({ "x-forwarded-user": ["alice@example.com", "frank@example.com"], "x-forwarded-groups": "admins" })).status).toBe(400);
+    // one value each: the admin group is honoured as before
+    expect((await raw({ "x-forwarded-user": "frank@example.com", "x-forwarded-groups": "admins" })).status).toBe(200);
+    const lines = verifyAudit(p.root).files.flatMap((f) => fs.readFileSync(f, "utf8").trim().split("\n").map((l) => JSON.parse(l)));
+    expect(lines.filter((e) => e.code === "IDENTITY_AMBIGUOUS" && e.outcome === "forbidden").length).toBe(2);
+  });
+
+  it("no proxy is trusted unless configured: RBAC without one refuses to start", async () => {
+    await expect(startHttpServer({ project: p.root, port: 0, rbac: true, trustedProxies: [], directoryFile: dirFile })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      message: expect.stringContaining("--trusted-proxy"),
+    });
+    const { parseShimArgs } = await import("../../dist/client/mcp.js");
+    expect(parseShimArgs([p.root, "--port", "0"]).http!.trustedProxies).toEqual([]);
   });
 
   it("identity headers from an untrusted peer are ignored", async () => {

@@ -223,7 +223,14 @@ export function writeAuditReport(root: string, opts: { format: "json"; output: s
   if (opts.format !== "json") {
     throw new CodememError("INVALID_ARGUMENT", `audit report format "${String(opts.format)}" is not supported; use --format json.`, { value: opts.format });
   }
+  const out = path.resolve(opts.output);
+  if (fs.existsSync(out) && fs.statSync(out).isDirectory()) {
+    throw new CodememError("INVALID_ARGUMENT", `--output ${opts.output} is a directory; pass the report's file path (e.g. ${path.join(out, "audit-report.json")}).`, { value: opts.output });
+  }
+  if (!fs.existsSync(path.dirname(out))) {
+    throw new CodememError("PATH_NOT_FOUND", `--output ${opts.output}: the directory ${path.dirname(out)} does not exist; create it or pass another path.`, { value: opts.output });
+  }
   const report = { generated_at: new Date().toISOString(), root, ...verifyAudit(root) };
-  writeFileAtomic(path.resolve(opts.output), JSON.stringify(report, null, 2) + "\n");
+  writeFileAtomic(out, JSON.stringify(report, null, 2) + "\n");
   return report;
 }

@@ -43,24 +43,31 @@ function intFlag(v: string, flag: string, max: number): number {
 }
 
 export function parseShimArgs(argv: string[]): ShimOptions {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      "project-path": { type: "string" },
-      backend: { type: "string" },
-      "db-url": { type: "string" },
-      "rbac-enabled": { type: "boolean" },
-      "rate-limit-per-minute": { type: "string" },
-      port: { type: "string" },
-      host: { type: "string" },
-      "tls-cert": { type: "string" },
-      "tls-key": { type: "string" },
-      "trusted-proxy": { type: "string", multiple: true },
-      "allow-from": { type: "string", multiple: true },
-      "directory-file": { type: "string" },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        "project-path": { type: "string" },
+        backend: { type: "string" },
+        "db-url": { type: "string" },
+        "rbac-enabled": { type: "boolean" },
+        "rate-limit-per-minute": { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "tls-cert": { type: "string" },
+        "tls-key": { type: "string" },
+        "trusted-proxy": { type: "string", multiple: true },
+        "allow-from": { type: "string", multiple: true },
+        "directory-file": { type: "string" },
+      },
+    });
+  } catch (err) {
+    // Node's own messages name the option and the fix ("use --rate-limit-per-minute=-XYZ").
+    throw new CodememError("INVALID_ARGUMENT", (err as Error).message.replace(/\s+/g, " ").trim());
+  }
+  const { values, positionals } = parsed;
   const project = (values["project-path"] as string | undefined) ?? positionals[0] ?? resolveProcessSettings().project;
   if (project !== undefined && !path.isAbsolute(project)) {
     throw new CodememError("PATH_RELATIVE", `project path "${project}" is relative; hosts must pass an absolute path (e.g. "${path.resolve(project)}").`);

@@ -98,6 +98,14 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     const r = cli(["audit-report", ".", "--format", "json", "--output", out]);
     expect(r.status).toBe(0);
     expect(JSON.parse(require("node:fs").readFileSync(out, "utf8"))).toMatchObject({ ok: true, entries: 0 });
+    // A directory or a missing directory as --output is bad input, named, and nothing is written.
+    const dir = cli(["audit-report", ".", "--format", "json", "--output", p.root]);
+    expect(dir.status).toBe(2);
+    expect(dir.stderr).toMatch(/INVALID_ARGUMENT: --output .* is a directory/);
+    expect(fs.readdirSync(p.root).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    const nowhere = cli(["audit-report", ".", "--format", "json", "--output", "/no/such/dir/report.json"]);
+    expect(nowhere.status).toBe(2);
+    expect(nowhere.stderr).toMatch(/PATH_NOT_FOUND/);
   });
 
   it("manages the daemon", () => {

@@ -131,6 +131,9 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
   it("codemem-mcp --port starts the HTTP server; HTTP-only flags without --port are refused", async () => {
     expect(() => parseShimArgs([p.root, "--tls-cert", "x.pem"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => parseShimArgs([p.root, "--port", "eighty"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    // a negative value reads as an option to Node's parser: still bad input, not INTERNAL
+    expect(() => parseShimArgs([p.root, "--port", "0", "--rate-limit-per-minute", "-3"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringContaining("--rate-limit-per-minute") }));
+    expect(() => parseShimArgs([p.root, "--port", "0", "--rate-limit-per-minute=-3"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     const o = parseShimArgs([p.root, "--port", "8000", "--rbac-enabled", "--rate-limit-per-minute", "60", "--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.1.0.0/16", "--allow-from", "10.0.0.0/8", "--directory-file", "dir.json"]);
     expect(o.http).toEqual({ port: 8000, host: undefined, tlsCert: undefined, tlsKey: undefined, rbac: true, rateLimitPerMinute: 60, trustedProxies: ["10.0.0.1", "10.1.0.0/16"], allowFrom: ["10.0.0.0/8"], directoryFile: path.resolve("dir.json") });
     expect(() => parseShimArgs([p.root, "--allow-from", "10.0.0.0/8"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));

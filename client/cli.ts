@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import path from "node:path";
 import { Command, Option } from "commander";
-import { resolveConfig, resolveProcessSettings } from "../shared/config.js";
+import { resolveConfig, resolveProcessSettings, trustProject } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
@@ -167,6 +167,19 @@ export function program(): Command {
       const r = await checkBackend(cfg);
       o.json ? printJson(r) : r.checks.forEach((c) => console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`));
       if (!r.ok) process.exitCode = 3;
+    });
+
+  p.command("trust").description("Trust this version of the project's codemem.toml: its database URL, password file and LLM base_url apply (an edit needs trust again)").argument("<path>")
+    .option("--revoke", "forget the trust (and stop the project's daemon, which may be using it)").addOption(json)
+    .action(async (dir, o) => {
+      const root = rootOf(dir);
+      const r = trustProject(root, { revoke: !!o.revoke });
+      if (o.revoke) await stopDaemon(root);
+      if (o.json) return printJson(r);
+      for (const x of r) {
+        console.log(`${o.revoke ? "no longer trusted" : "trusted"}: ${x.file} (sha256 ${x.sha256.slice(0, 16)})`);
+        for (const [k, v] of Object.entries(x.settings)) console.log(`  ${k} = ${v}`);
+      }
     });
 
   p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("<path>")

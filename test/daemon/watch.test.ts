@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { callDaemon, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
+import { trustProject } from "../../dist/shared/config.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { cleanupAll, makeProject, waitFor, watcherReady } from "./helpers.js";
 
@@ -201,6 +202,7 @@ describe("watcher on the PostgreSQL backend", () => {
     const passwordFile = path.join(os.tmpdir(), `codemem-watch-test-pw-${process.pid}`);
     fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
     const root = makeProject({ files: { "app/main.py": "def main_entry():\n    return 1\n", "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` } });
+    trustProject(root); // the user's own settings file
     const admin = await pgTestClient();
     try {
       await callDaemon(root, "build", { project_path: root, backend: "postgres", db_url: dbUrl });

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { trustProject } from "../../dist/shared/config.js";
 import { countTokens } from "../../dist/shared/tokens.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
@@ -123,6 +124,7 @@ describe("codemem-mcp --backend", () => {
     const passwordFile = path.join(os.tmpdir(), `codemem-mcp-test-pw-${process.pid}`);
     fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
     const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` });
+    trustProject(q.root); // the user's own settings file
     const admin = await pgTestClient();
     const served = new Client({ name: "codemem-test", version: "1.0.0" });
     try {

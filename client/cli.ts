@@ -5,6 +5,7 @@ import { resolveConfig, resolveProcessSettings, trustProject } from "../shared/c
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
+import { questionsOf } from "../shared/benchmark-questions.js";
 import * as f from "./format.js";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -32,6 +33,18 @@ async function run(project: string, op: string, input: Record<string, unknown>, 
   const root = resolveProjectRoot(path.resolve(project));
   const result = await callTool(root, op, { project_path: root, ...input }, "cli").finally(beforePrint);
   process.stdout.write((json ? JSON.stringify(result, null, 2) : human(result)) + "\n");
+}
+
+/** The questions of a file the user named on the command line (any path they can read; the daemon reads project files only). */
+function readQuestions(file: string) {
+  const abs = path.resolve(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(abs, "utf8");
+  } catch (err) {
+    throw new CodememError("INVALID_ARGUMENT", `--questions ${abs} cannot be read (${(err as NodeJS.ErrnoException).code}); check the path.`, { value: abs });
+  }
+  return questionsOf(text, `--questions ${abs}`);
 }
 
 function int(name: string) {
@@ -115,7 +128,7 @@ export function program(): Command {
 
   p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("<path>")
     .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions", int("--limit")).addOption(json)
-    .action((dir, o) => run(dir, "benchmark", { ...(o.questions ? { questions_file: path.resolve(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
+    .action((dir, o) => run(dir, "benchmark", { ...(o.questions ? { questions: readQuestions(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
 
   p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)

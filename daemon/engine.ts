@@ -502,7 +502,7 @@ export class ProjectEngine {
 
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
     const a = this.parse(ops.benchmark, input);
-    return runBenchmark(this, a.questions_file, a.limit);
+    return runBenchmark(this, a.questions ?? a.questions_file, a.limit);
   }
 
   /** Runs an operation by name with raw (unvalidated) input. */

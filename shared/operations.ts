@@ -152,7 +152,12 @@ export const recursiveQuery = op({
 export const benchmark = op({
   name: "benchmark",
   description: "Retrieval benchmark: tokens, reduction, latency, recall, MRR.",
-  input: { project_path: projectPath, questions_file: z.string().optional(), limit: z.number().int().min(1).max(500).optional() },
+  input: {
+    project_path: projectPath,
+    questions_file: z.string().optional().describe("JSON file inside the project: [{question, gold_files}]"),
+    questions: z.array(z.object({ question: z.string(), gold_files: z.array(z.string()).optional() })).max(10_000).optional().describe("the questions themselves, instead of a file"),
+    limit: z.number().int().min(1).max(500).optional(),
+  },
   output: {
     results: z.array(BenchmarkRow),
     averages: z.object({

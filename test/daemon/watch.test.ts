@@ -52,6 +52,13 @@ describe("watcher", () => {
     expect(st.last_batch?.changed).toBeGreaterThanOrEqual(1);
   });
 
+  it("watches a file whose name starts with two dots (..weird.py is inside the project)", async () => {
+    const root = await builtProject();
+    fs.writeFileSync(path.join(root, "..weird.py"), "def dotted_name_fn():\n    return 1\n");
+    const hit = await waitFor("dotted_name_fn in search", async () => (await search(root, "dotted_name_fn")).find((h) => h.name === "dotted_name_fn"), 8000, 100);
+    expect(hit.file_path).toBe("..weird.py");
+  });
+
   it("after a build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
     const files: Record<string, string> = { "pkg/__init__.py": "" };
     for (let i = 0; i < 1100; i++) files[`pkg/m${i}.py`] = i ? `from pkg.m${i - 1} import f${i - 1}\n\n\ndef f${i}():\n    return f${i - 1}()\n` : "def f0():\n    return 0\n";

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { log } from "../shared/log.js";
 import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
+import { questionList } from "../shared/benchmark-questions.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
 import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
@@ -502,7 +503,7 @@ export class ProjectEngine {
 
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
     const a = this.parse(ops.benchmark, input);
-    return runBenchmark(this, a.questions ?? a.questions_file, a.limit);
+    return runBenchmark(this, a.questions ? questionList(a.questions, "questions") : a.questions_file, a.limit);
   }
 
   /** Runs an operation by name with raw (unvalidated) input. */

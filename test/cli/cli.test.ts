@@ -59,6 +59,7 @@ describe("codemem CLI (a thin client of the daemon)", () => {
       expect(inside.code).toBe("INVALID_ARGUMENT");
       expect(inside.message).not.toContain("s3cr3tpw");
       fs.rmSync(path.join(p.root, "q.json"));
+      await expect(callDaemon(p.root, "benchmark", { project_path: p.root, questions: [{ prompt: "x" }] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     } finally {
       fs.rmSync(outside, { recursive: true, force: true });
     }

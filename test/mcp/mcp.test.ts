@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -44,6 +45,24 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     expect(q.outputSchema?.properties).toHaveProperty("reduction_ratio");
     expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
     expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
+  });
+
+  it("refuses a database URL chosen by the assistant: nothing connects there", async () => {
+    let connections = 0;
+    const server = net.createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const r = await call("codemem_build", { backend: "postgres", db_url: `postgres://me@127.0.0.1:${port}/codemem` });
+      expect(connections).toBe(0); // old code: the daemon connected (and would send CODEMEM_DB_PASSWORD)
+      expect(r.isError).toBe(true);
+      expect((r.content as { text: string }[])[0].text).toMatch(/^CONFIG_UNTRUSTED: codemem_build: db_url .* comes from the assistant/);
+    } finally {
+      server.close();
+    }
   });
 
   it("builds, answers and searches through the daemon", async () => {

@@ -39,19 +39,33 @@ export function daemonFiles(root: string) {
 export function ensureSocketDir(socket: string): void {
   const dir = path.dirname(socket);
   if (path.basename(dir) === ".codemem") fs.mkdirSync(dir, { recursive: true });
-  else {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    checkSocketDir(socket);
-  }
+  else fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  checkSocketDir(socket);
 }
 
 /**
  * The runtime-dir fallback (`/tmp/codemem-<uid>`) may have been created by another local user
  * before us: a daemon of theirs would then answer our questions. Only a real directory of ours
- * that nobody else can enter or write is used. No-op for the in-project socket.
+ * that nobody else can enter or write is used. In the project, `.codemem` and its socket must not
+ * be symbolic links: a repository can ship them, pointing at a socket someone else listens on.
  */
 export function checkSocketDir(socket: string): void {
   const dir = path.dirname(socket);
+  for (const p of [dir, socket]) {
+    let link = false;
+    try {
+      link = fs.lstatSync(p).isSymbolicLink();
+    } catch {
+      // not there yet
+    }
+    if (link) {
+      throw new CodememError(
+        "RUNTIME_DIR_UNSAFE",
+        `${p} is a symbolic link (to ${fs.readlinkSync(p)}), so the daemon socket could belong to someone else. Remove it (\`rm ${p}\`) and run again; codemem creates what it needs.`,
+        { path: p },
+      );
+    }
+  }
   if (path.basename(dir) === ".codemem") return;
   let st: fs.Stats;
   try {
@@ -61,7 +75,7 @@ export function checkSocketDir(socket: string): void {
   }
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   const problem = !st.isDirectory()
-    ? "is not a directory (a symlink or file)"
+    ? "is not a directory"
     : uid !== undefined && st.uid !== uid
       ? `belongs to uid ${st.uid}, not to you (uid ${uid})`
       : (st.mode & 0o077) !== 0

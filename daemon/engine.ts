@@ -86,7 +86,7 @@ export class ProjectEngine {
     const stamp = fileStamp(stateDirs(this.root).configFile);
     // While a setting is refused it is read again on each request: `codemem trust` edits no project file.
     const refused = this.cfg.store.refused ?? this.cfg.llm.refused;
-    if (!refused && (stamp === this.configStamp || (!forBuild && stamp === this.brokenStamp))) return;
+    if ((stamp === this.configStamp && !refused) || (!forBuild && stamp === this.brokenStamp)) return;
     let cfg: ResolvedConfig;
     try {
       cfg = resolveConfig(this.root, this.opts.flags ?? {});

@@ -295,7 +295,7 @@ describe("daemon lifecycle", () => {
       }
       fs.rmSync(dir, { recursive: true });
       fs.symlinkSync(run, dir); // a symlink to a directory elsewhere
-      expect(cli("daemon", "start", root).stderr).toMatch(/RUNTIME_DIR_UNSAFE: .*not a directory/);
+      expect(cli("daemon", "start", root).stderr).toMatch(/RUNTIME_DIR_UNSAFE: .*is a symbolic link/);
       fs.rmSync(dir);
       // Created by codemem itself: private, and used.
       const ok = cli("daemon", "start", root);
@@ -305,6 +305,43 @@ describe("daemon lifecycle", () => {
     } finally {
       fs.rmSync(run, { recursive: true, force: true });
       fs.rmSync(path.dirname(deep), { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a daemon socket, or a .codemem directory, that a cloned repository made a symbolic link", async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "cm-symsock-")));
+    const elsewhere = path.join(base, "elsewhere");
+    fs.mkdirSync(elsewhere);
+    let connections = 0;
+    const fake = net.createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    const fakeSock = path.join(elsewhere, "daemon.sock");
+    await new Promise<void>((r) => fake.listen(fakeSock, r));
+    const git = (cwd: string, ...args: string[]) =>
+      spawnSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "m", GIT_AUTHOR_EMAIL: "m@e", GIT_COMMITTER_NAME: "m", GIT_COMMITTER_EMAIL: "m@e" } });
+    try {
+      const upstream = path.join(base, "upstream");
+      fs.mkdirSync(path.join(upstream, ".codemem"), { recursive: true });
+      fs.writeFileSync(path.join(upstream, "a.py"), "def a():\n    return 1\n");
+      fs.symlinkSync(fakeSock, path.join(upstream, ".codemem", "daemon.sock"));
+      git(upstream, "init", "-q");
+      git(upstream, "add", ".");
+      git(upstream, "commit", "-qm", "x");
+      expect(git(base, "clone", "-q", upstream, "clone").status).toBe(0);
+      const root = path.join(base, "clone");
+      expect(fs.lstatSync(path.join(root, ".codemem", "daemon.sock")).isSymbolicLink()).toBe(true);
+      await expect(callDaemon(root, "ping", {})).rejects.toMatchObject({ code: "RUNTIME_DIR_UNSAFE" });
+      expect(connections).toBe(0); // old code: the client talked to the fake daemon
+
+      fs.rmSync(path.join(root, ".codemem"), { recursive: true });
+      fs.symlinkSync(elsewhere, path.join(root, ".codemem"));
+      await expect(callDaemon(root, "ping", {})).rejects.toMatchObject({ code: "RUNTIME_DIR_UNSAFE" });
+      expect(connections).toBe(0);
+    } finally {
+      fake.close();
+      fs.rmSync(base, { recursive: true, force: true });
     }
   });
 });

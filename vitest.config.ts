@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,5 +10,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Daemon and build tests spawn processes and parse real trees; two cores, so keep it modest.
     maxWorkers: 2,
+    // Trust records (`codemem trust`, shared/trust.ts) go to a config dir of this run, not the user's.
+    env: { XDG_CONFIG_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-config-")) },
   },
 });

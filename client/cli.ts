@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import path from "node:path";
 import { Command, Option } from "commander";
-import { resolveConfig, resolveProcessSettings } from "../shared/config.js";
+import { resolveConfig, resolveProcessSettings, trustProject } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
 import { enclosingProject, resolveProjectRoot } from "../shared/paths.js";
+import { questionsOf } from "../shared/benchmark-questions.js";
 import * as f from "./format.js";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -37,6 +38,18 @@ function rootOf(dir: string | undefined, opts: { literal?: boolean } = {}): stri
 async function run(root: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string, beforePrint?: () => void): Promise<void> {
   const result = await callTool(root, op, { project_path: root, ...input }, "cli").finally(beforePrint);
   process.stdout.write((json ? JSON.stringify(result, null, 2) : human(result)) + "\n");
+}
+
+/** The questions of a file the user named on the command line (any path they can read; the daemon reads project files only). */
+function readQuestions(file: string) {
+  const abs = path.resolve(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(abs, "utf8");
+  } catch (err) {
+    throw new CodememError("INVALID_ARGUMENT", `--questions ${abs} cannot be read (${(err as NodeJS.ErrnoException).code}); check the path.`, { value: abs });
+  }
+  return questionsOf(text, `--questions ${abs}`);
 }
 
 function int(name: string) {
@@ -121,7 +134,7 @@ export function program(): Command {
 
   p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("[path]", PATH_HELP)
     .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions", int("--limit")).addOption(json)
-    .action((dir, o) => run(rootOf(dir), "benchmark", { ...(o.questions ? { questions_file: path.resolve(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
+    .action((dir, o) => run(rootOf(dir), "benchmark", { ...(o.questions ? { questions: readQuestions(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
 
   p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
@@ -173,6 +186,19 @@ export function program(): Command {
       const r = await checkBackend(cfg);
       o.json ? printJson(r) : r.checks.forEach((c) => console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`));
       if (!r.ok) process.exitCode = 3;
+    });
+
+  p.command("trust").description("Trust this version of the project's codemem.toml: its database URL, password file and LLM base_url apply (an edit needs trust again)").argument("[path]", PATH_HELP)
+    .option("--revoke", "forget the trust (and stop the project's daemon, which may be using it)").addOption(json)
+    .action(async (dir, o) => {
+      const root = rootOf(dir);
+      const r = trustProject(root, { revoke: !!o.revoke });
+      if (o.revoke) await stopDaemon(root);
+      if (o.json) return printJson(r);
+      for (const x of r) {
+        console.log(`${o.revoke ? "no longer trusted" : "trusted"}: ${x.file} (sha256 ${x.sha256.slice(0, 16)})`);
+        for (const [k, v] of Object.entries(x.settings)) console.log(`  ${k} = ${v}`);
+      }
     });
 
   p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("[path]", PATH_HELP)

@@ -38,7 +38,9 @@ export function formatStats(r: Record<string, any>): string {
 
 export function formatAnswer(r: Record<string, any>): string {
   const ratio = r.reduction_ratio ? `, ${n(r.reduction_ratio)}× smaller than the ${n(r.source_tokens)}-token source` : "";
-  return `${r.context}\n\n— ${r.tokens} tokens (${r.tokenizer})${ratio}; index ${formatFreshness(r.freshness)}`;
+  // recursive-query: why the provider was not used (e.g. an untrusted [llm] base_url).
+  const provider = r.provider_error ? `\n— provider not used: ${r.provider_error}` : "";
+  return `${r.context}\n\n— ${r.tokens} tokens (${r.tokenizer})${ratio}; index ${formatFreshness(r.freshness)}${provider}`;
 }
 
 export function formatSearch(r: Record<string, any>): string {

@@ -138,6 +138,14 @@ export function createServer(served?: Served): McpServer {
         try {
           const root = resolveProjectRoot((args.project_path as string | undefined) ?? served!.project);
           const input: Record<string, unknown> = { ...args, project_path: root };
+          // A database URL in a tool call is the assistant's choice (maybe steered by what it read),
+          // not the user's: it would decide where the user's database password goes.
+          if (args.db_url !== undefined && !(root === served?.project && args.db_url === served.dbUrl)) {
+            throw new CodememError(
+              "CONFIG_UNTRUSTED",
+              `${op.tool}: db_url ${redactDbUrl(String(args.db_url))} comes from the assistant, not from you, and would decide where your database password is sent. Start codemem-mcp with --db-url (or CODEMEM_DB_URL in its environment), or run \`codemem build ${root} --db-url …\` yourself.`,
+            );
+          }
           // A build naming no backend goes to the one this server was started for: the first build
           // of a project served with --backend postgres must not land on the local default.
           if (op.name === "build" && served?.backend && root === served.project && args.backend === undefined && args.db_url === undefined) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { CodememError, ERROR_CODES, type ErrorCode } from "../shared/errors.js";
 import { fileStamp, resolveProjectRoot } from "../shared/paths.js";
 import { ndjsonReader, ndjsonWriter, type MessageWriter } from "./ndjson.js";
-import { daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
+import { checkSocketDir, daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
 
 export interface CallOptions {
   /** Per-call reply timeout; default 60 s, 30 min for `build` and `benchmark`. */
@@ -168,6 +168,7 @@ export function spawnDaemon(root: string): { pid: number | undefined; exited: Pr
 
 async function connect(root: string, autostart: boolean, onClose: () => void): Promise<Connection> {
   const files = daemonFiles(root);
+  checkSocketDir(files.socket); // never talk to a socket another user could have put there
   const make = (sock: net.Socket) => new Connection(sock, onClose);
   let running: Connection | undefined;
   let retiring = false;

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { resolveProcessSettings } from "../shared/config.js";
+import { CodememError } from "../shared/errors.js";
 
 /** sockaddr_un.sun_path is 108 bytes on Linux and 104 on macOS; stay clear of both. */
 export const SOCKET_PATH_MAX = 100;
@@ -39,6 +40,54 @@ export function ensureSocketDir(socket: string): void {
   const dir = path.dirname(socket);
   if (path.basename(dir) === ".codemem") fs.mkdirSync(dir, { recursive: true });
   else fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  checkSocketDir(socket);
+}
+
+/**
+ * The runtime-dir fallback (`/tmp/codemem-<uid>`) may have been created by another local user
+ * before us: a daemon of theirs would then answer our questions. Only a real directory of ours
+ * that nobody else can enter or write is used. In the project, `.codemem` and its socket must not
+ * be symbolic links: a repository can ship them, pointing at a socket someone else listens on.
+ */
+export function checkSocketDir(socket: string): void {
+  const dir = path.dirname(socket);
+  for (const p of [dir, socket]) {
+    let link = false;
+    try {
+      link = fs.lstatSync(p).isSymbolicLink();
+    } catch {
+      // not there yet
+    }
+    if (link) {
+      throw new CodememError(
+        "RUNTIME_DIR_UNSAFE",
+        `${p} is a symbolic link (to ${fs.readlinkSync(p)}), so the daemon socket could belong to someone else. Remove it (\`rm ${p}\`) and run again; codemem creates what it needs.`,
+        { path: p },
+      );
+    }
+  }
+  if (path.basename(dir) === ".codemem") return;
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch {
+    return; // not there yet: whoever creates it (ensureSocketDir) makes it ours
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const problem = !st.isDirectory()
+    ? "is not a directory"
+    : uid !== undefined && st.uid !== uid
+      ? `belongs to uid ${st.uid}, not to you (uid ${uid})`
+      : (st.mode & 0o077) !== 0
+        ? `has mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}: other users can enter or write it`
+        : undefined;
+  if (problem) {
+    throw new CodememError(
+      "RUNTIME_DIR_UNSAFE",
+      `The daemon socket directory ${dir} ${problem}, so another user could answer in codemem's place. Remove it (\`rm -rf ${dir}\`, as its owner or root) and run again, or set XDG_RUNTIME_DIR to a private directory.`,
+      { dir },
+    );
+  }
 }
 
 /** Whether a process is alive; a zombie (exited, not yet reaped) counts as dead. */

@@ -3,7 +3,8 @@ import path from "node:path";
 import type { z } from "zod";
 import { log } from "../shared/log.js";
 import { collectWhenIdle } from "../shared/memory.js";
-import { resolveConfig, type ConfigFlags, type ResolvedConfig, type StoreChoice, type StoreSettings } from "../shared/config.js";
+import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
+import { questionList } from "../shared/benchmark-questions.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
 import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
@@ -84,7 +85,9 @@ export class ProjectEngine {
    */
   private refreshConfig(forBuild: boolean): void {
     const stamp = fileStamp(stateDirs(this.root).configFile);
-    if (stamp === this.configStamp || (!forBuild && stamp === this.brokenStamp)) return;
+    // While a setting is refused it is read again on each request: `codemem trust` edits no project file.
+    const refused = this.cfg.store.refused ?? this.cfg.llm.refused;
+    if ((stamp === this.configStamp && !refused) || (!forBuild && stamp === this.brokenStamp)) return;
     let cfg: ResolvedConfig;
     try {
       cfg = resolveConfig(this.root, this.opts.flags ?? {});
@@ -95,6 +98,7 @@ export class ProjectEngine {
       return;
     }
     this.configStamp = stamp;
+    if (refused && JSON.stringify(cfg) === JSON.stringify(this.cfg)) return;
     if (JSON.stringify(cfg.embedder) !== JSON.stringify(this.cfg.embedder)) this.embedderP = undefined;
     this.cfg = cfg;
     this.freshCache = undefined;
@@ -166,7 +170,7 @@ export class ProjectEngine {
           this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
           this.opts.onProgress?.(p);
         });
-        writeStoreChoice(this.root, cfg.store);
+        recordStoreChoice(this.root, cfg.store);
         if (moved) {
           this.cfg = base;
           await this.invalidate();
@@ -501,7 +505,7 @@ export class ProjectEngine {
 
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
     const a = this.parse(ops.benchmark, input);
-    return runBenchmark(this, a.questions_file, a.limit);
+    return runBenchmark(this, a.questions ? questionList(a.questions, "questions") : a.questions_file, a.limit);
   }
 
   /** Runs an operation by name with raw (unvalidated) input. */
@@ -537,14 +541,6 @@ export class ProjectEngine {
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }
-}
-
-/** Records the backend of the last successful build, without secrets, for commands that name none. */
-function writeStoreChoice(root: string, s: StoreSettings): void {
-  const choice: StoreChoice = { backend: s.backend, ...(s.dbUrl ? { db_url: s.dbUrl } : {}), ...(s.backend === "postgres" ? { schema: s.schema } : {}) };
-  const file = stateDirs(root).storeChoice;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  writeFileAtomic(file, JSON.stringify(choice, null, 2) + "\n");
 }
 
 function ratio(source: number, used: number): number {

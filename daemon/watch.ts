@@ -4,7 +4,7 @@ import { watch, type FSWatcher } from "chokidar";
 import ignore, { type Ignore } from "ignore";
 import type { ResolvedConfig } from "../shared/config.js";
 import { log } from "../shared/log.js";
-import { hasIndex } from "../shared/paths.js";
+import { hasIndex, leadsOutside } from "../shared/paths.js";
 import { languageForPath } from "./index/languages/registry.js";
 import { ALWAYS_EXCLUDED_DIRS, isSettingsPath, makePathFilter } from "./index/walk.js";
 
@@ -88,7 +88,7 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
   const ignored = (abs: string, stats?: fs.Stats): boolean => {
     const relNative = path.relative(root, abs);
     if (relNative === "") return false;
-    if (relNative.startsWith("..") || path.isAbsolute(relNative)) return true;
+    if (leadsOutside(relNative)) return true;
     const rel = relNative.split(path.sep).join("/");
     const segments = rel.split("/");
     const base = segments[segments.length - 1];

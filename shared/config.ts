@@ -1,13 +1,20 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
-import { stateDirs } from "./paths.js";
+import { stateDirs, writeFileAtomic } from "./paths.js";
+import { isTrusted, revokeTrust, trustContent } from "./trust.js";
 
 /**
  * One resolver for configuration. Precedence, lowest first:
  * defaults < codemem.toml < environment (CODEMEM_*) < explicit flags.
  * Nothing else in the code base reads process.env.
+ *
+ * A project's files are not the user's: settings that point credentials at a host (SENSITIVE) are
+ * taken from codemem.toml or .codemem/store.json only once the user trusted that exact content
+ * (`codemem trust`, shared/trust.ts), and a credential never travels in cleartext to another machine.
+ * Both become a `refused` reason on the setting, raised where the credential would be sent.
  */
 export interface ResolvedConfig {
   root: string;
@@ -45,6 +52,8 @@ export interface ResolvedConfig {
     apiKey?: string;
     models: { fast: string; reliable: string; specialist: string };
     timeoutMs: number;
+    /** Why the provider may not be used (untrusted base_url, key over cleartext); baseUrl is then unset. */
+    refused?: Refusal;
   };
   store: StoreSettings;
   debug: boolean;
@@ -60,6 +69,15 @@ const BACKEND_ALIASES: Record<string, BackendName> = {
   lancedb: "lancedb", lance: "lancedb", offline: "lancedb",
 };
 
+/** Why a credential is not sent: the error its user gets, with the setting and the fix. */
+export interface Refusal {
+  code: "CONFIG_UNTRUSTED" | "INSECURE_TRANSPORT";
+  message: string;
+}
+
+/** Settings of a project file that point credentials at a host: honoured only from a trusted file. */
+export const SENSITIVE = { store: ["db_url", "password_file"], llm: ["base_url"] } as const;
+
 /** Where the index lives. */
 export interface StoreSettings {
   backend: BackendName;
@@ -71,6 +89,8 @@ export interface StoreSettings {
   schema: string;
   /** postgres: connections in the pool. */
   poolSize: number;
+  /** postgres: why no connection may be made (untrusted URL or password file, password over cleartext). */
+  refused?: Refusal;
 }
 
 /** Maps a user's spelling of a backend onto its canonical name, or fails naming the accepted values. */
@@ -89,18 +109,35 @@ export interface StoreChoice {
   schema?: string;
 }
 
-export function readStoreChoice(root: string): StoreChoice | undefined {
+/** The recorded choice; `trusted` says whether its content is one this user wrote (or trusted). */
+export function readStoreChoice(root: string, env: Env = process.env): (StoreChoice & { trusted: boolean }) | undefined {
   const file = stateDirs(root).storeChoice;
+  let text: string;
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+    text = fs.readFileSync(file, "utf8");
+    raw = JSON.parse(text);
   } catch {
     return undefined; // none yet, or unreadable: fall back to configuration
   }
   const r = raw as Partial<StoreChoice>;
   const backend = typeof r.backend === "string" ? BACKEND_ALIASES[r.backend] : undefined;
   if (!backend) return undefined;
-  return { backend, ...(typeof r.db_url === "string" ? { db_url: r.db_url } : {}), ...(typeof r.schema === "string" ? { schema: r.schema } : {}) };
+  const dbUrl = typeof r.db_url === "string" ? r.db_url : undefined;
+  return { backend, ...(dbUrl ? { db_url: dbUrl } : {}), ...(typeof r.schema === "string" ? { schema: r.schema } : {}), trusted: dbUrl === undefined || isTrusted(file, text, env) };
+}
+
+/**
+ * Records the backend of the last successful build, without secrets, for commands that name none.
+ * Its URL came from the user's flags, environment or trusted codemem.toml, so the file is trusted
+ * as written: a store.json that came with the repository is not.
+ */
+export function recordStoreChoice(root: string, s: StoreSettings, env: Env = process.env): void {
+  const choice: StoreChoice = { backend: s.backend, ...(s.dbUrl ? { db_url: s.dbUrl } : {}), ...(s.backend === "postgres" ? { schema: s.schema } : {}) };
+  const file = stateDirs(root).storeChoice;
+  const text = JSON.stringify(choice, null, 2) + "\n";
+  if (s.dbUrl) trustContent(file, text, env);
+  writeFileAtomic(file, text);
 }
 
 /** Rejects URLs that carry a password (it would show in process lists, shell history and logs). */
@@ -109,20 +146,40 @@ function checkDbUrl(url: string, where: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new CodememError("CONFIG_INVALID", `${where}: "${url}" is not a URL; use postgres://user@host:5432/database.`, { value: url });
+    throw new CodememError("CONFIG_INVALID", `${where}: "${redactUrlText(url)}" is not a URL; use postgres://user@host:5432/database.`, { value: redactUrlText(url) });
   }
   if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
     throw new CodememError("CONFIG_INVALID", `${where}: "${u.protocol}" URLs are not supported; use postgres://user@host:5432/database.`);
   }
-  if (u.password) {
-    u.password = "";
+  // pg reads every query parameter as a connection setting, `password` included.
+  if (u.password || u.searchParams.has("password")) {
     throw new CodememError(
       "CONFIG_INVALID",
-      `${where} contains a password; remove it (${u.toString()}) and set CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE instead, so it never appears in process lists or logs.`,
+      `${where} contains a password; remove it (${redactDbUrl(url)}) and set CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE instead, so it never appears in process lists or logs.`,
     );
   }
   return url;
 }
+
+/** Any text that may hold a URL, with the password of `user:password@` and `password=` parameters masked. */
+export function redactUrlText(text: string): string {
+  return text.replace(/(\/\/[^/@\s:]*:)[^@\s]*@/g, "$1***@").replace(/((?:^|[?&;\s])password=)[^&;\s]*/gi, "$1***");
+}
+
+/** The host a postgres:// URL connects to, as pg reads it (a `host` parameter wins over the authority). */
+export function dbHost(url: string): string {
+  const u = new URL(url);
+  return u.searchParams.get("host") ?? (decodeURIComponent(u.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost");
+}
+
+/** This machine: a loopback name or address, or (PostgreSQL) a Unix socket directory. */
+export function isLocalHost(host: string): boolean {
+  const h = host.replace(/^\[(.+)\]$/, "$1").toLowerCase();
+  return h.startsWith("/") || h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** sslmode values with which pg always uses TLS (prefer and allow may fall back to cleartext in libpq). */
+const TLS_SSLMODES = ["require", "verify-ca", "verify-full"];
 
 /** Printable form of a database URL: no password, no query string. */
 export function redactDbUrl(url: string): string {
@@ -134,6 +191,13 @@ export function redactDbUrl(url: string): string {
   } catch {
     return "(invalid URL)";
   }
+}
+
+function untrusted(root: string, file: string, settings: string[], fix: string): Refusal {
+  return {
+    code: "CONFIG_UNTRUSTED",
+    message: `${file} sets ${settings.join(" and ")}, which decide${settings.length > 1 ? "" : "s"} where your credentials are sent, and you have not trusted this version of the file. Review it, then run \`codemem trust ${root}\`; or ${fix}.`,
+  };
 }
 
 export type ConfigFlags = {
@@ -163,8 +227,8 @@ function fail(file: string, what: string): never {
   throw new CodememError("CONFIG_INVALID", `${file}: ${what}`, { file });
 }
 
-function readToml(file: string): Record<string, unknown> {
-  if (!fs.existsSync(file)) return {};
+function readToml(file: string): { doc: Record<string, unknown>; text?: string } {
+  if (!fs.existsSync(file)) return { doc: {} };
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -172,7 +236,7 @@ function readToml(file: string): Record<string, unknown> {
     fail(file, `cannot be read (${(err as Error).message}); fix its permissions.`);
   }
   try {
-    return parseToml(text) as Record<string, unknown>;
+    return { doc: parseToml(text) as Record<string, unknown>, text };
   } catch (err) {
     fail(file, `is not valid TOML: ${(err as Error).message.split("\n")[0]}; fix the syntax or remove the file.`);
   }
@@ -291,7 +355,8 @@ export function resolveProcessSettings(env: Env = process.env): {
 
 export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = process.env): ResolvedConfig {
   const file = stateDirs(root).configFile;
-  const doc = readToml(file);
+  const { doc, text } = readToml(file);
+  const trusted = text === undefined || isTrusted(file, text, env);
   const b = section(doc, "build", file);
   const e = section(doc, "embedder", file);
   const q = section(doc, "query", file);
@@ -343,8 +408,7 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       synapseRecall: bool(q, "synapse_recall", file, "query") ?? DEFAULTS.query.synapseRecall,
     },
     llm: {
-      baseUrl: env.CODEMEM_LLM_BASE_URL || str(l, "base_url", file, "llm"),
-      apiKey: env.PROVIDER_API_KEY || undefined,
+      ...resolveProvider(env, str(l, "base_url", file, "llm"), trusted, file),
       models: {
         fast: str(tiers, "fast", file, "llm.models") ?? DEFAULTS.llm.models.fast,
         reliable: str(tiers, "reliable", file, "llm.models") ?? DEFAULTS.llm.models.reliable,
@@ -352,18 +416,49 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       },
       timeoutMs: int(l, "timeout_ms", file, "llm", 100) ?? DEFAULTS.llm.timeoutMs,
     },
-    store: resolveStore(root, flags, env, section(doc, "store", file), file),
+    store: resolveStore(root, flags, env, section(doc, "store", file), file, trusted),
     debug: proc.debug,
     eventLog: proc.eventLog,
   };
 }
 
 /**
+ * The chat-completions provider: CODEMEM_LLM_BASE_URL, else [llm] base_url of a trusted codemem.toml.
+ * The key (PROVIDER_API_KEY) goes to another machine over https only.
+ */
+function resolveProvider(env: Env, tomlUrl: string | undefined, trusted: boolean, file: string): Pick<ResolvedConfig["llm"], "baseUrl" | "apiKey" | "refused"> {
+  const apiKey = env.PROVIDER_API_KEY || undefined;
+  const fromEnv = env.CODEMEM_LLM_BASE_URL || undefined;
+  if (!fromEnv && tomlUrl !== undefined && !trusted) {
+    return { apiKey, refused: untrusted(path.dirname(file), file, ["[llm] base_url"], "set CODEMEM_LLM_BASE_URL yourself") };
+  }
+  const baseUrl = fromEnv ?? tomlUrl;
+  if (baseUrl === undefined || apiKey === undefined) return { baseUrl, apiKey };
+  const where = fromEnv ? "CODEMEM_LLM_BASE_URL" : `${file}: [llm] base_url`;
+  let u: URL;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    throw new CodememError("CONFIG_INVALID", `${where}: "${redactUrlText(baseUrl)}" is not a URL; use https://host/v1.`);
+  }
+  if (u.protocol !== "https:" && !(u.protocol === "http:" && isLocalHost(u.hostname))) {
+    return {
+      apiKey,
+      refused: {
+        code: "INSECURE_TRANSPORT",
+        message: `${where} is ${u.protocol}//${u.host}: PROVIDER_API_KEY would travel in cleartext to another machine. Use an https:// URL (plain http only to localhost).`,
+      },
+    };
+  }
+  return { baseUrl, apiKey };
+}
+
+/**
  * Backend precedence: flags < environment < the project's last build (`.codemem/store.json`) <
  * codemem.toml [store] < local, highest first. The URL follows the same chain.
  */
-function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<string, unknown>, file: string): StoreSettings {
-  const recorded = readStoreChoice(root);
+function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<string, unknown>, file: string, trusted: boolean): StoreSettings {
+  const recorded = readStoreChoice(root, env);
   const tomlBackend = str(t, "backend", file, "store");
   const backend =
     flags.backend !== undefined ? canonicalBackend(flags.backend, "--backend")
@@ -373,22 +468,49 @@ function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<stri
     : DEFAULTS.store.backend;
   const fromRecord = recorded?.backend === backend ? recorded : undefined;
   const tomlUrl = str(t, "db_url", file, "store");
-  const dbUrl =
-    flags.dbUrl !== undefined ? checkDbUrl(flags.dbUrl, "--db-url")
-    : env.CODEMEM_DB_URL ? checkDbUrl(env.CODEMEM_DB_URL, "CODEMEM_DB_URL")
-    : fromRecord?.db_url ?? (tomlUrl !== undefined ? checkDbUrl(tomlUrl, `${file}: [store] db_url`) : undefined);
+  const userUrl = flags.dbUrl !== undefined ? checkDbUrl(flags.dbUrl, "--db-url") : env.CODEMEM_DB_URL ? checkDbUrl(env.CODEMEM_DB_URL, "CODEMEM_DB_URL") : undefined;
+  const recordedUrl = userUrl === undefined ? fromRecord?.db_url : undefined;
+  const projectUrl = userUrl === undefined && recordedUrl === undefined && tomlUrl !== undefined ? checkDbUrl(tomlUrl, `${file}: [store] db_url`) : undefined;
+  const tomlPasswordFile = str(t, "password_file", file, "store");
+  const projectPasswordFile = env.CODEMEM_DB_PASSWORD || env.CODEMEM_DB_PASSWORD_FILE ? undefined : tomlPasswordFile;
+  // An untrusted file's settings are never used: not even read (password_file), nor connected to.
+  const distrusted = [
+    ...(projectUrl !== undefined && !trusted ? ["[store] db_url"] : []),
+    ...(projectPasswordFile !== undefined && !trusted ? ["[store] password_file"] : []),
+  ];
+  let refused: Refusal | undefined;
+  if (backend === "postgres" && recordedUrl !== undefined && !fromRecord!.trusted) {
+    refused = untrusted(root, stateDirs(root).storeChoice, ["db_url"], "pass --db-url or set CODEMEM_DB_URL yourself");
+  } else if (backend === "postgres" && distrusted.length > 0) {
+    refused = untrusted(root, file, distrusted, "set CODEMEM_DB_URL and CODEMEM_DB_PASSWORD_FILE yourself");
+  }
+  const dbUrl = refused ? undefined : (userUrl ?? recordedUrl ?? projectUrl);
   const project = str(t, "project", file, "store");
   if (project !== undefined && !/^[A-Za-z0-9_]{1,40}$/.test(project)) {
     fail(file, `[store] project must be 1–40 letters, digits or underscores (it names the database schema); got "${project}".`);
   }
   const base = (root.split("/").pop() ?? "project").toLowerCase().replace(/[^a-z0-9_]+/g, "_").slice(0, 24);
   const schema = project ? `codemem_${project.toLowerCase()}` : fromRecord?.schema ?? `codemem_${base}_${createHash("sha1").update(root).digest("hex").slice(0, 8)}`;
+  const password = backend === "postgres" && !refused ? dbPassword(env, projectPasswordFile) : undefined;
+  if (dbUrl && password !== undefined && !refused) refused = cleartextRefusal(dbUrl);
   return {
     backend,
-    ...(dbUrl ? { dbUrl } : {}),
-    ...(backend === "postgres" ? { password: dbPassword(env, str(t, "password_file", file, "store")) } : {}),
+    ...(dbUrl && !refused ? { dbUrl } : {}),
+    ...(password !== undefined && !refused ? { password } : {}),
     schema,
     poolSize: int(t, "pool_size", file, "store", 1) ?? DEFAULTS.store.poolSize,
+    ...(refused ? { refused } : {}),
+  };
+}
+
+/** A password may go to another machine only over TLS (pg then always encrypts: sslmode=require or stronger). */
+function cleartextRefusal(dbUrl: string): Refusal | undefined {
+  const host = dbHost(dbUrl);
+  const sslmode = new URL(dbUrl).searchParams.get("sslmode");
+  if (isLocalHost(host) || (sslmode !== null && TLS_SSLMODES.includes(sslmode))) return undefined;
+  return {
+    code: "INSECURE_TRANSPORT",
+    message: `The database password would travel in cleartext to ${host}, which is not this machine (${redactDbUrl(dbUrl)}). Add ?sslmode=verify-full (or require) to the URL so the connection is encrypted.`,
   };
 }
 
@@ -416,4 +538,47 @@ function findOnPath(cmd: string, pathVar: string | undefined): string | undefine
     }
   }
   return undefined;
+}
+
+/** One file `codemem trust` covered, with the settings trusting it lets through. */
+export interface TrustedFile {
+  file: string;
+  sha256: string;
+  /** The SENSITIVE settings it sets (URLs without password), e.g. {"[store] db_url": "postgres://…"}. */
+  settings: Record<string, string>;
+}
+
+/**
+ * `codemem trust`: records the current content of the project's codemem.toml (and of a
+ * .codemem/store.json naming a database) as the user's own, so their sensitive settings apply;
+ * any later edit needs trust again. `revoke` forgets it.
+ */
+export function trustProject(root: string, opts: { revoke?: boolean } = {}, env: Env = process.env): TrustedFile[] {
+  const dirs = stateDirs(root);
+  const out: TrustedFile[] = [];
+  const { doc, text } = readToml(dirs.configFile); // invalid TOML fails here, before it is trusted
+  const choiceText = fs.existsSync(dirs.storeChoice) ? fs.readFileSync(dirs.storeChoice, "utf8") : undefined;
+  const choice = readStoreChoice(root, env);
+  const files: [string, string, Record<string, string>][] = [];
+  if (text !== undefined) {
+    const settings: Record<string, string> = {};
+    for (const [sec, keys] of Object.entries(SENSITIVE)) {
+      const t = section(doc, sec, dirs.configFile);
+      for (const k of keys) {
+        const v = str(t, k, dirs.configFile, sec);
+        if (v !== undefined) settings[`[${sec}] ${k}`] = k.endsWith("url") ? redactUrlText(v) : v;
+      }
+    }
+    files.push([dirs.configFile, text, settings]);
+  }
+  if (choiceText !== undefined && choice?.db_url) files.push([dirs.storeChoice, choiceText, { db_url: redactDbUrl(choice.db_url) }]);
+  if (files.length === 0) {
+    throw new CodememError("PATH_NOT_FOUND", `${dirs.configFile} does not exist: there is nothing to trust in ${root}.`, { value: dirs.configFile });
+  }
+  for (const [file, content, settings] of files) {
+    if (opts.revoke) revokeTrust(file, env);
+    else trustContent(file, content, env);
+    out.push({ file, sha256: createHash("sha256").update(content).digest("hex"), settings });
+  }
+  return out;
 }

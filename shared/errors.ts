@@ -8,6 +8,12 @@ export const ERROR_CODES = [
   "PATH_OUTSIDE_PROJECT",
   "FILE_NOT_INDEXED",
   "CONFIG_INVALID",
+  /** A project file (codemem.toml, .codemem/store.json) points credentials at a host and the user has not trusted it (`codemem trust`). */
+  "CONFIG_UNTRUSTED",
+  /** A credential would travel in cleartext to a host that is not this machine (no TLS). */
+  "INSECURE_TRANSPORT",
+  /** The per-user runtime directory for daemon sockets is not private to this user. */
+  "RUNTIME_DIR_UNSAFE",
   "INDEX_MISSING",
   "INDEX_CORRUPT",
   "INDEX_EMBEDDER_MISMATCH",
@@ -69,6 +75,8 @@ export function exitCodeFor(code: ErrorCode): number {
     case "PATH_OUTSIDE_PROJECT":
     case "FILE_NOT_INDEXED":
     case "CONFIG_INVALID":
+    case "CONFIG_UNTRUSTED":
+    case "INSECURE_TRANSPORT":
       return 2;
     case "INDEX_MISSING":
     case "INDEX_CORRUPT":
@@ -78,6 +86,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case "GENERATOR_FAILED":
       return 3;
     case "DAEMON_UNAVAILABLE":
+    case "RUNTIME_DIR_UNSAFE":
     case "BACKEND_UNREACHABLE":
     case "BACKEND_AUTH_FAILED":
     case "BACKEND_UNSUPPORTED":

@@ -154,7 +154,13 @@ export const recursiveQuery = op({
 export const benchmark = op({
   name: "benchmark",
   description: "Retrieval benchmark: tokens, reduction, latency, recall, MRR.",
-  input: { project_path: projectPath, questions_file: z.string().optional(), limit: z.number().int().min(1).max(500).optional() },
+  input: {
+    project_path: projectPath,
+    questions_file: z.string().optional(),
+    // [{question, gold_files?}], checked by questionList: a short schema keeps the tool list cheap.
+    questions: z.array(z.unknown()).max(10_000).optional(),
+    limit: z.number().int().min(1).max(500).optional(),
+  },
   output: {
     results: z.array(BenchmarkRow),
     averages: z.object({

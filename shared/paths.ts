@@ -70,6 +70,14 @@ function homeDir(): string | undefined {
   return home ?? undefined;
 }
 
+/**
+ * Whether a relative path (path.relative's result, native or POSIX) leads out of its base: its first
+ * segment is "..". Compared by segment, so a file named `..weird.py` is inside.
+ */
+export function leadsOutside(rel: string): boolean {
+  return rel === ".." || rel.startsWith("../") || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+}
+
 /** Project-relative POSIX path of a file under root, or an error if it lies outside. */
 export function toProjectPath(root: string, file: string): string {
   const abs = path.isAbsolute(file) ? file : path.join(root, file);
@@ -80,7 +88,7 @@ export function toProjectPath(root: string, file: string): string {
     // Missing files keep their lexical path; the caller decides whether that is an error.
   }
   const rel = path.relative(root, real);
-  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) {
+  if (rel === "" || leadsOutside(rel)) {
     throw new CodememError("PATH_OUTSIDE_PROJECT", `"${file}" is outside the project ${root}; pass a file inside it.`, { value: file });
   }
   return rel.split(path.sep).join("/");

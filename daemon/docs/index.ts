@@ -7,7 +7,7 @@ import * as sqliteVec from "sqlite-vec";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { stateDirs } from "../../shared/paths.js";
+import { leadsOutside, stateDirs } from "../../shared/paths.js";
 import { countTokens } from "../../shared/tokens.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import { isStopword } from "../index/text.js";
@@ -426,7 +426,7 @@ export function listDocuments(cfg: ResolvedConfig): DocFile[] {
       if (filter.fileExcluded(rel) || isIgnored(ignores, rel, false)) continue;
       try {
         // File links are followed only when they stay inside the project; directory links never (loops).
-        if (e.isSymbolicLink() && path.relative(root, fs.realpathSync(abs)).startsWith("..")) continue;
+        if (e.isSymbolicLink() && leadsOutside(path.relative(root, fs.realpathSync(abs)))) continue;
         const st = fs.statSync(abs);
         if (st.isFile()) out.push({ path: rel, abs, size: st.size, mtimeMs: st.mtimeMs, kind });
       } catch {

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { leadsOutside } from "../../shared/paths.js";
 
 /**
  * Module aliases of a TypeScript or JavaScript project, from the root's tsconfig.json or
@@ -103,7 +104,7 @@ export function aliasBases(spec: string, p: TsPaths | undefined): string[] {
     break;
   }
   if (p.baseUrl !== undefined) out.push(path.posix.normalize(path.posix.join(p.baseUrl, spec)));
-  return out.filter((b) => !b.startsWith(".."));
+  return out.filter((b) => !leadsOutside(b));
 }
 
 /** Reads one config and the ones it extends (relative paths only), the nearest settings winning. */

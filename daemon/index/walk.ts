@@ -3,7 +3,7 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import type { ResolvedConfig } from "../../shared/config.js";
-import { CONFIG_FILE_NAME } from "../../shared/paths.js";
+import { CONFIG_FILE_NAME, leadsOutside } from "../../shared/paths.js";
 import { languageForPath, unsupportedExtension } from "./languages/registry.js";
 import type { LanguageSpec } from "./languages/language.js";
 import { TS_CONFIG_NAMES } from "./ts-paths.js";
@@ -111,7 +111,7 @@ export function discover(cfg: ResolvedConfig): Discovery {
           const st = fs.statSync(abs);
           const real = fs.realpathSync(abs);
           if (st.isDirectory()) continue;
-          if (path.relative(root, real).startsWith("..")) {
+          if (leadsOutside(path.relative(root, real))) {
             if (languageForPath(e.name)) skipped.push({ path: rel, reason: "symlink_outside" });
             continue;
           }
@@ -186,7 +186,7 @@ export function checkFile(cfg: ResolvedConfig, rel: string): { file: Candidate }
     st = fs.lstatSync(abs);
     if (st.isSymbolicLink()) {
       if (fs.statSync(abs).isDirectory()) return undefined;
-      if (path.relative(cfg.root, fs.realpathSync(abs)).startsWith("..")) return { skipped: { path: rel, reason: "symlink_outside" } };
+      if (leadsOutside(path.relative(cfg.root, fs.realpathSync(abs)))) return { skipped: { path: rel, reason: "symlink_outside" } };
       st = fs.statSync(abs);
     }
   } catch (err) {

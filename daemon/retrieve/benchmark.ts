@@ -1,29 +1,27 @@
 import fs from "node:fs";
 import path from "node:path";
+import { questionsOf, type Question } from "../../shared/benchmark-questions.js";
 import { CodememError } from "../../shared/errors.js";
+import { toProjectPath } from "../../shared/paths.js";
 import type { BenchmarkRowT } from "../../shared/schemas.js";
 import type { ProjectEngine } from "../engine.js";
 import { firstSentence } from "../index/resolve.js";
 
-interface Question {
-  question: string;
-  gold_files?: string[];
-}
-
-/** Reads a question file: `[{question, gold_files?}]` or `{questions: [...]}` (the retrieval benchmark's format). */
+/**
+ * Reads a question file of the project: `[{question, gold_files?}]` or `{questions: [...]}` (the
+ * retrieval benchmark's format). A tool call may name files of this project only (a path outside,
+ * or a symlink leading out, is PATH_OUTSIDE_PROJECT), and no error repeats the file's content: the
+ * CLI reads a file the user names anywhere and sends its questions instead.
+ */
 function loadQuestions(root: string, file: string): Question[] {
-  const abs = path.isAbsolute(file) ? file : path.join(root, file);
-  let doc: unknown;
+  const abs = path.join(root, toProjectPath(root, file));
+  let text: string;
   try {
-    doc = JSON.parse(fs.readFileSync(abs, "utf8"));
+    text = fs.readFileSync(abs, "utf8");
   } catch (err) {
-    throw new CodememError("INVALID_ARGUMENT", `questions_file ${abs} is unreadable or not JSON (${(err as Error).message}); pass a JSON array of {question, gold_files}.`);
+    throw new CodememError("INVALID_ARGUMENT", `questions_file ${abs} cannot be read (${(err as NodeJS.ErrnoException).code}); pass a JSON file of the project.`);
   }
-  const list = Array.isArray(doc) ? doc : (doc as { questions?: unknown }).questions;
-  if (!Array.isArray(list) || list.some((q) => typeof q?.question !== "string")) {
-    throw new CodememError("INVALID_ARGUMENT", `questions_file ${abs} must hold an array of {question: string, gold_files?: string[]}.`);
-  }
-  return list as Question[];
+  return questionsOf(text, `questions_file ${abs}`);
 }
 
 /** Questions derived from the project: documented symbols, asked by their documentation without their name. */
@@ -41,8 +39,8 @@ async function deriveQuestions(engine: ProjectEngine, limit: number): Promise<Qu
 }
 
 /** Runs questions through query and search without side effects; reports per-query rows and averages. */
-export async function runBenchmark(engine: ProjectEngine, questionsFile: string | undefined, limit: number | undefined) {
-  const qs = questionsFile ? loadQuestions(engine.root, questionsFile) : await deriveQuestions(engine, limit ?? 20);
+export async function runBenchmark(engine: ProjectEngine, questions: string | Question[] | undefined, limit: number | undefined) {
+  const qs = typeof questions === "string" ? loadQuestions(engine.root, questions) : (questions ?? (await deriveQuestions(engine, limit ?? 20)));
   const picked = qs.slice(0, limit ?? qs.length);
   const results: BenchmarkRowT[] = [];
   for (const q of picked) {
@@ -84,6 +82,6 @@ export async function runBenchmark(engine: ProjectEngine, questionsFile: string 
       ...(results.some((r) => r.recall !== undefined) ? { recall: avg((r) => r.recall), mrr: avg((r) => r.reciprocal_rank) } : {}),
     },
     query_count: results.length,
-    question_source: questionsFile ? path.resolve(engine.root, questionsFile) : "derived from documented symbols",
+    question_source: typeof questions === "string" ? path.resolve(engine.root, questions) : questions ? "questions given with the call" : "derived from documented symbols",
   };
 }

@@ -23,7 +23,11 @@ export async function recursiveQuery(r: Retriever, e: Embedder, cfg: ResolvedCon
   let subs: string[];
   let decomposition: "provider" | "heuristic" = "heuristic";
   let provider_error: string | undefined;
-  if (cfg.llm.apiKey && cfg.llm.baseUrl) {
+  if (cfg.llm.apiKey && cfg.llm.refused) {
+    // The key is not sent; the answer comes from the heuristic decomposition and says why.
+    provider_error = `${cfg.llm.refused.code}: ${cfg.llm.refused.message}`;
+    subs = decomposeHeuristically(question);
+  } else if (cfg.llm.apiKey && cfg.llm.baseUrl) {
     try {
       subs = (await decomposeWithProvider(cfg, question)).subs;
       decomposition = "provider";

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type Ignore } from "ignore";
 import { ALWAYS_EXCLUDED_DIRS, compileExcludes, isIgnored, loadGitignore } from "../index/walk.js";
+import { leadsOutside } from "../../shared/paths.js";
 
 export interface SecretFinding {
   file: string;
@@ -481,7 +482,7 @@ export function scanProject(root: string, opts: { excludePatterns?: string[] } =
         try {
           const st = fs.statSync(abs);
           if (st.isDirectory()) continue;
-          if (path.relative(rootAbs, fs.realpathSync(abs)).startsWith("..")) continue;
+          if (leadsOutside(path.relative(rootAbs, fs.realpathSync(abs)))) continue;
           isFile = st.isFile();
           isDir = false;
         } catch {

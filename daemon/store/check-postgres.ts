@@ -1,7 +1,7 @@
 import net from "node:net";
 import pg from "pg";
 import { redactDbUrl, type StoreSettings } from "../../shared/config.js";
-import { pgError, targetOf, withPassword, type Target } from "./postgres-connection.js";
+import { pgError, targetOf, connectionUrl, type Target } from "./postgres-connection.js";
 
 type Check = { name: string; ok: boolean; detail?: string };
 
@@ -18,6 +18,10 @@ export async function checkPostgresBackend(s: StoreSettings): Promise<{ ok: bool
   const pass = (name: string, detail?: string) => void checks.push({ name, ok: true, ...(detail ? { detail } : {}) });
   const fail = (name: string, detail: string) => void checks.push({ name, ok: false, detail });
 
+  if (s.refused) {
+    fail("database URL", `${s.refused.code}: ${s.refused.message}`);
+    return done();
+  }
   if (!s.dbUrl) {
     fail("database URL", "none configured: pass --db-url postgres://user@host:5432/db or set CODEMEM_DB_URL ([store] db_url in codemem.toml); for a local test server run `sudo bash scripts/setup-postgres.sh`, which prints one.");
     return done();
@@ -42,7 +46,7 @@ export async function checkPostgresBackend(s: StoreSettings): Promise<{ ok: bool
     pass("TCP reachable", `${t.host}:${t.port}`);
   }
 
-  const client = new pg.Client({ connectionString: withPassword(s.dbUrl, s.password), connectionTimeoutMillis: 5000, statement_timeout: 30_000, application_name: "codemem-check" });
+  const client = new pg.Client({ connectionString: connectionUrl({ ...s, dbUrl: s.dbUrl }), connectionTimeoutMillis: 5000, statement_timeout: 30_000, application_name: "codemem-check" });
   client.on("error", () => {});
   try {
     await client.connect();

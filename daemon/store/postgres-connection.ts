@@ -1,13 +1,17 @@
+import { dbHost, type StoreSettings } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 
 /**
- * The URL pg connects with. pg parses a connectionString over its other settings, so a password
- * given beside the URL would be dropped; it travels inside and is never printed (see redactDbUrl).
+ * The URL pg connects with, or the reason none may be made (an untrusted project file chose the
+ * server, or the password would travel in cleartext). pg parses a connectionString over its other
+ * settings, so a password given beside the URL would be dropped; it travels inside and is never
+ * printed (see redactDbUrl).
  */
-export function withPassword(dbUrl: string, password: string | undefined): string {
-  if (password === undefined) return dbUrl;
-  const u = new URL(dbUrl);
-  u.password = password;
+export function connectionUrl(s: StoreSettings & { dbUrl: string }): string {
+  if (s.refused) throw new CodememError(s.refused.code, s.refused.message);
+  if (s.password === undefined) return s.dbUrl;
+  const u = new URL(s.dbUrl);
+  u.password = s.password;
   return u.toString();
 }
 
@@ -22,7 +26,7 @@ export interface Target {
 /** Host, port, user and database named by a postgres:// URL (defaults as libpq's). */
 export function targetOf(dbUrl: string): Target {
   const u = new URL(dbUrl);
-  const host = u.searchParams.get("host") ?? (decodeURIComponent(u.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost");
+  const host = dbHost(dbUrl);
   const user = decodeURIComponent(u.username) || "postgres";
   return { host, port: Number(u.port || 5432), user, database: decodeURIComponent(u.pathname.slice(1)) || user };
 }

@@ -2,7 +2,7 @@ import pg from "pg";
 import { CodememError } from "../../shared/errors.js";
 import { redactDbUrl, type StoreSettings } from "../../shared/config.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
-import { pgError, targetOf, withPassword, type Target } from "./postgres-connection.js";
+import { pgError, targetOf, connectionUrl, type Target } from "./postgres-connection.js";
 import {
   FILE_RANK_WEIGHTS,
   LATEST_VERSION,
@@ -78,6 +78,7 @@ export class PostgresStore implements IndexStore {
   }
 
   static async open(s: StoreSettings, opts: OpenStoreOptions): Promise<PostgresStore> {
+    if (s.refused) throw new CodememError(s.refused.code, s.refused.message);
     if (!s.dbUrl) {
       throw new CodememError("CONFIG_INVALID", "The postgres backend needs a database URL: pass --db-url postgres://user@host:5432/db or set CODEMEM_DB_URL (the password goes in CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE).");
     }
@@ -91,7 +92,7 @@ export class PostgresStore implements IndexStore {
       throw new CodememError("CONFIG_INVALID", `The database URL ${redactDbUrl(s.dbUrl)} cannot be parsed; use postgres://user@host:5432/db in --db-url or CODEMEM_DB_URL.`);
     }
     const connection: pg.ClientConfig = {
-      connectionString: withPassword(s.dbUrl, s.password),
+      connectionString: connectionUrl({ ...s, dbUrl: s.dbUrl }),
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       statement_timeout: STATEMENT_TIMEOUT_MS,
       keepAlive: true,

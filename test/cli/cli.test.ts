@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 
 const CLI = path.resolve("dist/client/cli.js");
@@ -45,6 +46,37 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(JSON.parse(stats.stdout).index_path.startsWith(path.join(p.root, "codegraph-out"))).toBe(true);
     expect(fs.existsSync(path.join(sub, ".codemem"))).toBe(false);
     expect(fs.existsSync(path.join(sub, "codegraph-out"))).toBe(false);
+  });
+
+  it("benchmark reads a question file the user names, a tool call only the project's, and never echoes a file", async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cm-questions-"));
+    try {
+      const shadow = path.join(outside, "shadow");
+      fs.writeFileSync(shadow, "s3cr3tpw:$6$SECRETHASHxyz:19000:0:99999:7:::\n");
+      const leak = cli(["benchmark", ".", "--questions", shadow]);
+      expect(leak.stderr + leak.stdout).not.toContain("s3cr3tpw"); // old code: `Unexpected token 's', "s3cr3tpw:$"... is not valid JSON`
+      expect(leak.status).toBe(2);
+      expect(leak.stderr).toMatch(/INVALID_ARGUMENT: --questions .*shadow is not JSON/);
+      // The user's own path on the command line is theirs to name.
+      const qf = path.join(outside, "questions.json");
+      fs.writeFileSync(qf, JSON.stringify({ questions: [{ question: "How is VAT applied?", gold_files: ["shop/models.py"] }] }));
+      const ok = cli(["benchmark", ".", "--questions", qf, "--json"]);
+      expect(ok.status).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ query_count: 1, averages: { recall: 1 } });
+      // A tool call (an assistant, maybe steered by what it read) names files of the project only.
+      await expect(callDaemon(p.root, "benchmark", { project_path: p.root, questions_file: shadow })).rejects.toMatchObject({ code: "PATH_OUTSIDE_PROJECT" });
+      fs.symlinkSync(shadow, path.join(p.root, "q.json"));
+      await expect(callDaemon(p.root, "benchmark", { project_path: p.root, questions_file: "q.json" })).rejects.toMatchObject({ code: "PATH_OUTSIDE_PROJECT" });
+      fs.rmSync(path.join(p.root, "q.json"));
+      fs.writeFileSync(path.join(p.root, "q.json"), "s3cr3tpw:$6$SECRETHASHxyz\n");
+      const inside = await callDaemon(p.root, "benchmark", { project_path: p.root, questions_file: "q.json" }).catch((e) => e);
+      expect(inside.code).toBe("INVALID_ARGUMENT");
+      expect(inside.message).not.toContain("s3cr3tpw");
+      fs.rmSync(path.join(p.root, "q.json"));
+      await expect(callDaemon(p.root, "benchmark", { project_path: p.root, questions: [{ prompt: "x" }] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it("exits with the error family's code and a message naming the value", async () => {

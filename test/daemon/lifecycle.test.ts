@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -263,5 +264,84 @@ describe("daemon lifecycle", () => {
     expect((await stopDaemon(root)).stopped).toBe(true);
     expect(fs.existsSync(sock)).toBe(false);
     fs.rmSync(path.dirname(deep), { recursive: true, force: true });
+  });
+
+  it("refuses a socket directory another user could have made or entered (no XDG_RUNTIME_DIR, long path)", () => {
+    const run = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "cm-run-")));
+    const deep = path.join(os.tmpdir(), "cm-squat-" + "x".repeat(60), "y".repeat(40));
+    const root = makeProject({ base: deep });
+    // The fallback runtime directory: <tmpdir>/codemem-<uid>; a private tmpdir here, so the real
+    // /tmp/codemem-<uid> of other tests stays as it is.
+    const env = { ...process.env, XDG_RUNTIME_DIR: "", TMPDIR: run };
+    const cli = (...args: string[]) => spawnSync(process.execPath, [path.resolve("dist/client/cli.js"), ...args], { encoding: "utf8", env, timeout: 60_000 });
+    const dir = path.join(run, `codemem-${process.getuid!()}`);
+    fs.mkdirSync(dir);
+    fs.chmodSync(dir, 0o777); // made by a squatter, open to everyone
+    try {
+      const open = cli("daemon", "start", root);
+      expect(open.stderr).toMatch(/^codemem: RUNTIME_DIR_UNSAFE: .*codemem-\d+ has mode 0777/m);
+      expect(open.stderr).toContain(dir);
+      expect(open.status).toBe(4);
+      expect(fs.readdirSync(dir)).toEqual([]); // no daemon listens there
+      fs.chmodSync(dir, 0o750);
+      expect(cli("daemon", "start", root).stderr).toMatch(/RUNTIME_DIR_UNSAFE/);
+      if (process.getuid!() === 0) {
+        // Owned by someone else (only root can make that here): refused even with mode 0700.
+        fs.chmodSync(dir, 0o700);
+        fs.chownSync(dir, 65534, 65534);
+        const theirs = cli("daemon", "start", root);
+        expect(theirs.stderr).toMatch(/RUNTIME_DIR_UNSAFE: .*belongs to uid 65534/);
+        fs.chownSync(dir, 0, 0);
+      }
+      fs.rmSync(dir, { recursive: true });
+      fs.symlinkSync(run, dir); // a symlink to a directory elsewhere
+      expect(cli("daemon", "start", root).stderr).toMatch(/RUNTIME_DIR_UNSAFE: .*is a symbolic link/);
+      fs.rmSync(dir);
+      // Created by codemem itself: private, and used.
+      const ok = cli("daemon", "start", root);
+      expect(ok.status).toBe(0);
+      expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+      expect(cli("daemon", "stop", root).status).toBe(0);
+    } finally {
+      fs.rmSync(run, { recursive: true, force: true });
+      fs.rmSync(path.dirname(deep), { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a daemon socket, or a .codemem directory, that a cloned repository made a symbolic link", async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "cm-symsock-")));
+    const elsewhere = path.join(base, "elsewhere");
+    fs.mkdirSync(elsewhere);
+    let connections = 0;
+    const fake = net.createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    const fakeSock = path.join(elsewhere, "daemon.sock");
+    await new Promise<void>((r) => fake.listen(fakeSock, r));
+    const git = (cwd: string, ...args: string[]) =>
+      spawnSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "m", GIT_AUTHOR_EMAIL: "m@e", GIT_COMMITTER_NAME: "m", GIT_COMMITTER_EMAIL: "m@e" } });
+    try {
+      const upstream = path.join(base, "upstream");
+      fs.mkdirSync(path.join(upstream, ".codemem"), { recursive: true });
+      fs.writeFileSync(path.join(upstream, "a.py"), "def a():\n    return 1\n");
+      fs.symlinkSync(fakeSock, path.join(upstream, ".codemem", "daemon.sock"));
+      git(upstream, "init", "-q");
+      git(upstream, "add", ".");
+      git(upstream, "commit", "-qm", "x");
+      expect(git(base, "clone", "-q", upstream, "clone").status).toBe(0);
+      const root = path.join(base, "clone");
+      expect(fs.lstatSync(path.join(root, ".codemem", "daemon.sock")).isSymbolicLink()).toBe(true);
+      await expect(callDaemon(root, "ping", {})).rejects.toMatchObject({ code: "RUNTIME_DIR_UNSAFE" });
+      expect(connections).toBe(0); // old code: the client talked to the fake daemon
+
+      fs.rmSync(path.join(root, ".codemem"), { recursive: true });
+      fs.symlinkSync(elsewhere, path.join(root, ".codemem"));
+      await expect(callDaemon(root, "ping", {})).rejects.toMatchObject({ code: "RUNTIME_DIR_UNSAFE" });
+      expect(connections).toBe(0);
+    } finally {
+      fake.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { callDaemon, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
+import { trustProject } from "../../dist/shared/config.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { cleanupAll, makeProject, waitFor, watcherReady } from "./helpers.js";
 
@@ -49,6 +50,13 @@ describe("watcher", () => {
     const st = await watchState(root);
     expect(st.batches).toBeGreaterThanOrEqual(1);
     expect(st.last_batch?.changed).toBeGreaterThanOrEqual(1);
+  });
+
+  it("watches a file whose name starts with two dots (..weird.py is inside the project)", async () => {
+    const root = await builtProject();
+    fs.writeFileSync(path.join(root, "..weird.py"), "def dotted_name_fn():\n    return 1\n");
+    const hit = await waitFor("dotted_name_fn in search", async () => (await search(root, "dotted_name_fn")).find((h) => h.name === "dotted_name_fn"), 8000, 100);
+    expect(hit.file_path).toBe("..weird.py");
   });
 
   it("after a build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
@@ -209,6 +217,7 @@ describe("watcher on the PostgreSQL backend", () => {
     const passwordFile = path.join(os.tmpdir(), `codemem-watch-test-pw-${process.pid}`);
     fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
     const root = makeProject({ files: { "app/main.py": "def main_entry():\n    return 1\n", "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` } });
+    trustProject(root); // the user's own settings file
     const admin = await pgTestClient();
     try {
       await callDaemon(root, "build", { project_path: root, backend: "postgres", db_url: dbUrl });

@@ -1,11 +1,13 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { trustProject } from "../../dist/shared/config.js";
 import { countTokens } from "../../dist/shared/tokens.js";
 import { pgTestClient, pgTestSettings } from "../helpers-pg.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
@@ -45,6 +47,24 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     expect(list.tools.find((t) => t.name === "codemem_search")!.outputSchema?.properties).toHaveProperty("results");
     expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
     expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
+  });
+
+  it("refuses a database URL chosen by the assistant: nothing connects there", async () => {
+    let connections = 0;
+    const server = net.createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const r = await call("codemem_build", { backend: "postgres", db_url: `postgres://me@127.0.0.1:${port}/codemem` });
+      expect(connections).toBe(0); // old code: the daemon connected (and would send CODEMEM_DB_PASSWORD)
+      expect(r.isError).toBe(true);
+      expect((r.content as { text: string }[])[0].text).toMatch(/^CONFIG_UNTRUSTED: codemem_build: db_url .* comes from the assistant/);
+    } finally {
+      server.close();
+    }
   });
 
   it("builds, answers and searches through the daemon", async () => {
@@ -139,6 +159,7 @@ describe("codemem-mcp --backend", () => {
     const passwordFile = path.join(os.tmpdir(), `codemem-mcp-test-pw-${process.pid}`);
     fs.writeFileSync(passwordFile, password + "\n", { mode: 0o600 });
     const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[store]\nproject = "${schemaKey}"\npassword_file = "${passwordFile}"\n` });
+    trustProject(q.root); // the user's own settings file
     const admin = await pgTestClient();
     const served = new Client({ name: "codemem-test", version: "1.0.0" });
     try {

@@ -84,6 +84,21 @@ describe("skeleton", () => {
     await expectCode(engine.skeleton({ project_path: p.root, file_path: "shop/nope.py" }), "PATH_NOT_FOUND");
     await expectCode(engine.skeleton({ project_path: p.root, file_path: "README.md" }), "FILE_NOT_INDEXED");
   });
+
+  it("outlines an indexed file whose name starts with two dots (inside, not a parent directory)", async () => {
+    const g = makeProject({ "..weird.py": 'def odd_name():\n    """A file named ..weird.py."""\n    return 1\n', "pkg/..hidden.py": "def deeper():\n    return 2\n" });
+    const e = await ProjectEngine.open(g.root, { sideEffects: false });
+    try {
+      await e.build({ project_path: g.root });
+      expect((await e.skeleton({ project_path: g.root, file_path: "..weird.py" })).outline).toContain("def odd_name()");
+      expect((await e.skeleton({ project_path: g.root, file_path: path.join(g.root, "..weird.py") })).file_path).toBe("..weird.py");
+      expect((await e.skeleton({ project_path: g.root, file_path: "pkg/..hidden.py" })).outline).toContain("def deeper()");
+      await expectCode(e.skeleton({ project_path: g.root, file_path: "../..weird.py" }), "PATH_OUTSIDE_PROJECT");
+    } finally {
+      await e.close();
+      g.cleanup();
+    }
+  });
 });
 
 describe("freshness", () => {

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../dist/shared/config.js";
+import { resolveConfig, trustProject } from "../../dist/shared/config.js";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { openStore } from "../../dist/daemon/store/open.js";
 import { expectCode, makeProject, PY_PROJECT, rowids, touchLater } from "../helpers.js";
@@ -88,6 +88,7 @@ describe.each(BACKENDS)("backend %s", (backend) => {
   const projects: { cleanup: () => void; root: string }[] = [];
   const project = (files: Record<string, string>) => {
     const p = makeProject({ ...files, "codemem.toml": storeToml(backend) });
+    trustProject(p.root); // the user's own settings file
     projects.push(p);
     return p;
   };
@@ -300,7 +301,10 @@ describe.each(BACKENDS)("backend %s", (backend) => {
     const p = makeProject(PY_PROJECT);
     projects.push(p);
     const extra = backend === "postgres" ? { db_url: pg!.dbUrl } : {};
-    if (backend === "postgres") fs.writeFileSync(path.join(p.root, "codemem.toml"), `[store]\npassword_file = "${pg!.passwordFile}"\nproject = "t_${randomBytes(5).toString("hex")}"\n`);
+    if (backend === "postgres") {
+      fs.writeFileSync(path.join(p.root, "codemem.toml"), `[store]\npassword_file = "${pg!.passwordFile}"\nproject = "t_${randomBytes(5).toString("hex")}"\n`);
+      trustProject(p.root);
+    }
     const engine = await ProjectEngine.open(p.root, { sideEffects: false });
     try {
       await engine.build({ project_path: p.root, backend, ...extra });

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../dist/shared/config.js";
+import { recordStoreChoice, resolveConfig, trustProject } from "../../dist/shared/config.js";
 import { makeProject } from "../helpers.js";
 
 const cleanups: (() => void)[] = [];
@@ -46,6 +46,16 @@ describe("backend selection", () => {
     expect(e.message).not.toContain("hunter2secret");
     expect(codeOf(() => resolveConfig(p.root, { dbUrl: "mysql://db/x" }, {})).code).toBe("CONFIG_INVALID");
     expect(codeOf(() => resolveConfig(p.root, { dbUrl: "not a url" }, {})).code).toBe("CONFIG_INVALID");
+    // pg reads query parameters as settings: ?password= is a password in the URL too.
+    const q = codeOf(() => resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://app@db:5432/x?sslmode=require&password=hunter3secret" }, {}));
+    expect(q.code).toBe("CONFIG_INVALID");
+    expect(q.message).not.toContain("hunter3secret");
+    // A URL that does not parse is not echoed with its password.
+    const broken = codeOf(() => resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://app:hunter4secret@db:port/x" }, {}));
+    expect(broken.code).toBe("CONFIG_INVALID");
+    expect(broken.message).not.toContain("hunter4secret");
+    const brokenParam = codeOf(() => resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://app@db:port/x?password=hunter5secret" }, {}));
+    expect(brokenParam.message).not.toContain("hunter5secret");
   });
 
   it("takes the password from the environment or a file, and fails clearly on an unreadable file", () => {
@@ -63,11 +73,19 @@ describe("backend selection", () => {
 
   it("precedence: flags, then environment, then the last build, then codemem.toml", () => {
     const p = project({ "codemem.toml": '[store]\nbackend = "lancedb"\n' });
+    const env = { XDG_CONFIG_HOME: path.join(p.root, ".user-config") };
     expect(resolveConfig(p.root, {}, {}).store.backend).toBe("lancedb");
     fs.mkdirSync(path.join(p.root, ".codemem"), { recursive: true });
+    // A record that came with the repository names a server: not connected to.
     fs.writeFileSync(path.join(p.root, ".codemem/store.json"), JSON.stringify({ backend: "postgres", db_url: "postgres://u@h/db", schema: "codemem_kept" }));
-    const recorded = resolveConfig(p.root, {}, {}).store;
+    const shipped = resolveConfig(p.root, {}, env).store;
+    expect(shipped.dbUrl).toBeUndefined();
+    expect(shipped.refused?.code).toBe("CONFIG_UNTRUSTED");
+    // The record a build of this user writes is followed.
+    recordStoreChoice(p.root, { backend: "postgres", dbUrl: "postgres://u@h/db", schema: "codemem_kept", poolSize: 4 }, env);
+    const recorded = resolveConfig(p.root, {}, env).store;
     expect(recorded).toMatchObject({ backend: "postgres", dbUrl: "postgres://u@h/db", schema: "codemem_kept" });
+    expect(recorded.refused).toBeUndefined();
     expect(resolveConfig(p.root, {}, { CODEMEM_BACKEND: "local" }).store.backend).toBe("local");
     expect(resolveConfig(p.root, { backend: "lancedb" }, { CODEMEM_BACKEND: "local" }).store.backend).toBe("lancedb");
     // A damaged record is ignored, not fatal.
@@ -83,5 +101,60 @@ describe("backend selection", () => {
     expect(resolveConfig(b.root, {}, {}).store.schema).toBe("codemem_payments_api");
     const bad = project({ "codemem.toml": '[store]\nproject = "x; drop table"\n' });
     expect(codeOf(() => resolveConfig(bad.root, {}, {})).code).toBe("CONFIG_INVALID");
+  });
+});
+
+describe("settings that decide where credentials go", () => {
+  it("come from codemem.toml only once that exact content is trusted; an untrusted password_file is not even read", () => {
+    const p = project({ "codemem.toml": '[store]\nbackend = "postgres"\ndb_url = "postgres://me@db.example:5432/x?sslmode=verify-full"\npassword_file = "/no/such/file"\n[llm]\nbase_url = "https://llm.example/v1"\n' });
+    const env = { XDG_CONFIG_HOME: path.join(p.root, ".user-config"), PROVIDER_API_KEY: "sk-1" };
+    const before = resolveConfig(p.root, {}, env);
+    expect(before.store).toMatchObject({ backend: "postgres", refused: { code: "CONFIG_UNTRUSTED" } });
+    expect(before.store.dbUrl).toBeUndefined();
+    expect(before.store.refused!.message).toContain("[store] db_url and [store] password_file");
+    expect(before.llm.baseUrl).toBeUndefined();
+    expect(before.llm.refused?.code).toBe("CONFIG_UNTRUSTED");
+    // The user's own environment is trusted and wins over the file.
+    const own = resolveConfig(p.root, {}, { ...env, CODEMEM_DB_URL: "postgres://me@127.0.0.1/x", CODEMEM_DB_PASSWORD: "pw", CODEMEM_LLM_BASE_URL: "https://mine.example/v1" });
+    expect(own.store).toMatchObject({ dbUrl: "postgres://me@127.0.0.1/x", password: "pw" });
+    expect(own.store.refused).toBeUndefined();
+    expect(own.llm).toMatchObject({ baseUrl: "https://mine.example/v1", apiKey: "sk-1" });
+
+    const trusted = trustProject(p.root, {}, env);
+    expect(trusted[0].settings).toEqual({ "[store] db_url": "postgres://me@db.example:5432/x?sslmode=verify-full", "[store] password_file": "/no/such/file", "[llm] base_url": "https://llm.example/v1" });
+    // Trusted, the password file is read (and this one is missing).
+    expect(codeOf(() => resolveConfig(p.root, {}, env)).code).toBe("CONFIG_INVALID");
+    fs.appendFileSync(path.join(p.root, "codemem.toml"), "# edited\n");
+    expect(resolveConfig(p.root, {}, env).store.refused?.code).toBe("CONFIG_UNTRUSTED");
+    // A backend other than postgres never uses them: nothing to refuse.
+    expect(resolveConfig(p.root, { backend: "local" }, env).store.refused).toBeUndefined();
+    trustProject(p.root, { revoke: true }, env);
+    expect(resolveConfig(p.root, {}, env).store.refused?.code).toBe("CONFIG_UNTRUSTED");
+  });
+
+  it("never send a credential in cleartext to another machine", () => {
+    const p = project();
+    const pw = { CODEMEM_DB_PASSWORD: "pw" };
+    const remote = resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@db.example/x" }, pw).store;
+    expect(remote.refused?.code).toBe("INSECURE_TRANSPORT");
+    expect(remote.password).toBeUndefined();
+    // A host parameter overrides the authority in pg: it is the host that counts.
+    expect(resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@127.0.0.1/x?host=db.example" }, pw).store.refused?.code).toBe("INSECURE_TRANSPORT");
+    expect(resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@db.example/x?sslmode=prefer" }, pw).store.refused?.code).toBe("INSECURE_TRANSPORT");
+    for (const ok of ["postgres://me@db.example/x?sslmode=require", "postgres://me@db.example/x?sslmode=verify-full", "postgres://me@localhost/x", "postgres://me@127.0.0.2/x", "postgres://me@[::1]/x", "postgres://me@%2Fvar%2Frun%2Fpostgresql/x"]) {
+      expect(resolveConfig(p.root, { backend: "postgres", dbUrl: ok }, pw).store.refused).toBeUndefined();
+    }
+    // Without a password nothing secret travels.
+    expect(resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@db.example/x" }, {}).store.refused).toBeUndefined();
+
+    const key = { PROVIDER_API_KEY: "sk-1" };
+    const plain = resolveConfig(p.root, {}, { ...key, CODEMEM_LLM_BASE_URL: "http://llm.example/v1" }).llm;
+    expect(plain.refused?.code).toBe("INSECURE_TRANSPORT");
+    expect(plain.baseUrl).toBeUndefined();
+    expect(resolveConfig(p.root, {}, { ...key, CODEMEM_LLM_BASE_URL: "http://127.0.0.1:8080/v1" }).llm.refused).toBeUndefined();
+    expect(resolveConfig(p.root, {}, { ...key, CODEMEM_LLM_BASE_URL: "https://llm.example/v1" }).llm.refused).toBeUndefined();
+    const bad = codeOf(() => resolveConfig(p.root, {}, { ...key, CODEMEM_LLM_BASE_URL: "https://user:sk-in-url@llm.example:port/v1" }));
+    expect(bad.code).toBe("CONFIG_INVALID");
+    expect(bad.message).not.toContain("sk-in-url");
   });
 });

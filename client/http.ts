@@ -11,7 +11,7 @@ import { log } from "../shared/log.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
-import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Identity } from "./rbac.js";
+import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Directory, type Identity } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
 
 export interface HttpServerOptions {
@@ -242,7 +242,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         return { id: m.id as string | number | undefined, tool: String(p.name ?? ""), args, params: p };
       });
 
-    const id = identify(req.socket.remoteAddress, req.headersDistinct, trusted, opts.rbac ? directory.get() : { users: {}, groups: {} });
+    let dir: Directory = { users: {}, groups: {} };
+    if (opts.rbac) {
+      try {
+        dir = directory.get();
+      } catch (err) {
+        // Fail closed, and tell the operator, not the caller, which file is broken and why.
+        log.error("role directory unusable; refusing requests until it is fixed", { file: opts.directoryFile, error: (err as Error).message });
+        sendJson(res, 503, { error: { code: "CONFIG_INVALID", message: "the server's role directory cannot be used; the operator has the details in the server log." } });
+        return;
+      }
+    }
+    const id = identify(req.socket.remoteAddress, req.headersDistinct, trusted, dir);
     const refusal = check(id, calls);
     if (refusal) {
       const audited = calls.length ? calls : messages.map((m) => ({ tool: String(m.method ?? "unknown"), args: m.params ?? {} }));

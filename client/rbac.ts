@@ -68,7 +68,8 @@ function parseDirectory(file: string, text: string): Directory {
 
 /** Reads the directory file again when it changes, so roles can be edited without a restart. */
 export class DirectorySource {
-  private cached?: { mtimeMs: number; size: number; dir: Directory };
+  /** The file's identity and change time too: an edit keeping size and mtime (utimes) still moves ctime, a rename the inode. */
+  private cached?: { stamp: string; dir: Directory };
 
   constructor(readonly file: string | undefined) {
     if (file) this.get(); // fail at startup, not on the first request
@@ -82,9 +83,10 @@ export class DirectorySource {
     } catch {
       throw new CodememError("CONFIG_INVALID", `directory file ${this.file} cannot be read; pass an existing JSON file with --directory-file or CODEMEM_DIRECTORY_FILE.`, { file: this.file });
     }
-    if (this.cached && this.cached.mtimeMs === st.mtimeMs && this.cached.size === st.size) return this.cached.dir;
+    const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    if (this.cached?.stamp === stamp) return this.cached.dir;
     const dir = parseDirectory(this.file, fs.readFileSync(this.file, "utf8"));
-    this.cached = { mtimeMs: st.mtimeMs, size: st.size, dir };
+    this.cached = { stamp, dir };
     return dir;
   }
 }

@@ -123,6 +123,32 @@ describe("RBAC and rate limits", () => {
     expect(lines.filter((e) => e.code === "IDENTITY_AMBIGUOUS" && e.outcome === "forbidden").length).toBe(2);
   });
 
+  it("a roles-file edit is seen even when it keeps size and mtime; a broken file fails closed without telling callers why", async () => {
+    const file = path.join(p.root, "roles-edit.json");
+    const revoked = JSON.stringify({ users: { "gina@example.com": "viewer" }, groups: {} });
+    const grant = JSON.stringify({ users: { "gina@example.com": "admin" }, groups: {} }).padEnd(revoked.length, " ");
+    fs.writeFileSync(file, grant);
+    const t = Math.floor(Date.now() / 1000) - 60; // whole seconds: utimes restores them exactly
+    fs.utimesSync(file, t, t);
+    const s2 = await startHttpServer({ project: p.root, port: 0, rbac: true, trustedProxies: ["127.0.0.1", "::1"], directoryFile: file });
+    closers.push(() => s2.close());
+    const stats = () => toolCall(s2.url, "codemem_stats", { project_path: p.root }, as("gina@example.com"));
+    expect((await stats()).status).toBe(200);
+    // Revoke to viewer with the same size, then put the old mtime back.
+    const before = fs.statSync(file);
+    expect(revoked.length).toBe(grant.length);
+    fs.writeFileSync(file, revoked);
+    fs.utimesSync(file, t, t);
+    expect(fs.statSync(file).mtimeMs).toBe(before.mtimeMs);
+    expect((await stats()).status).toBe(403);
+    fs.writeFileSync(file, "{ not json");
+    const broken = await stats();
+    expect(broken.status).toBe(503);
+    expect(broken.body.error.code).toBe("CONFIG_INVALID");
+    expect(JSON.stringify(broken.body)).not.toContain("roles-edit.json");
+    expect(JSON.stringify(broken.body)).not.toMatch(/JSON at position|Unexpected token/);
+  });
+
   it("no proxy is trusted unless configured: RBAC without one refuses to start", async () => {
     await expect(startHttpServer({ project: p.root, port: 0, rbac: true, trustedProxies: [], directoryFile: dirFile })).rejects.toMatchObject({
       code: "CONFIG_INVALID",

@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
+import { TOOLS, type Operation } from "../shared/operations.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
@@ -45,11 +46,17 @@ export interface HttpServerHandle {
 export const DEFAULT_ALLOW_FROM = ["127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fe80::/10"];
 const INDEX_VERSION = "1";
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** JSON-RPC messages per request: a batch of thousands cost 14.7 MB of audit and stalled /health 4 s. */
+const MAX_BATCH = 64;
+/** Tool names as recorded (audit, metric labels): ours verbatim, anything else bounded. */
+const KNOWN_TOOLS = new Set((TOOLS as readonly Operation[]).map((o) => o.tool));
+const recordedName = (name: string) => (KNOWN_TOOLS.has(name) ? name : name.length > 64 ? `${name.slice(0, 64)}…(${name.length} chars)` : name);
+const metricName = (name: string) => (KNOWN_TOOLS.has(name) ? name : "unknown");
 const STATS_TIMEOUT_MS = 5000;
 const IDLE_SERVERS = 16;
 
 type Json = Record<string, unknown>;
-type Refusal = { status: 400 | 403 | 429; code: "IDENTITY_AMBIGUOUS" | "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
+type Refusal = { status: 400 | 403 | 429; code: "IDENTITY_AMBIGUOUS" | "BATCH_TOO_LARGE" | "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -162,7 +169,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   const record = (id: Identity, call: { tool: string; args: unknown }, outcome: AuditOutcome, code?: string) => {
     try {
-      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: call.tool, args: call.args, outcome, code, peer: id.peer });
+      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: recordedName(call.tool), args: call.args, outcome, code, peer: id.peer });
     } catch (err) {
       log.error("audit append failed", { error: (err as Error).message });
     }
@@ -254,6 +261,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
     }
     const id = identify(req.socket.remoteAddress, req.headersDistinct, trusted, dir);
+    if (messages.length > MAX_BATCH) {
+      // One audit line for the whole batch, not one per message.
+      refuse(res, id, [{ tool: "(batch)", args: { messages: messages.length } }], { status: 400, code: "BATCH_TOO_LARGE", message: `a batch of ${messages.length} JSON-RPC messages; send at most ${MAX_BATCH} per request.` });
+      return;
+    }
     const refusal = check(id, calls);
     if (refusal) {
       const audited = calls.length ? calls : messages.map((m) => ({ tool: String(m.method ?? "unknown"), args: m.params ?? {} }));
@@ -272,7 +284,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       const c = pending.get(key);
       if (!c) return;
       pending.delete(key);
-      queryDuration.observe({ tool: c.tool }, (performance.now() - c.t0) / 1000);
+      queryDuration.observe({ tool: metricName(c.tool) }, (performance.now() - c.t0) / 1000);
       record(id, { tool: c.tool, args: c.args }, outcome, code);
     };
     const send = transport.send.bind(transport);

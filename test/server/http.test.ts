@@ -91,6 +91,27 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     expect(metricValue(m.text, "codemem_rbac_rejections_total", { reason: "forbidden", role: "none" })).toBe(1);
   });
 
+  it("bounds what unauthenticated traffic can make it record: long names, made-up tools, huge batches", async () => {
+    const post = (body: unknown) =>
+      fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
+    const auditBytes = () => fs.readdirSync(path.join(p.root, ".codemem/audit")).reduce((n, f) => n + fs.statSync(path.join(p.root, ".codemem/audit", f)).size, 0);
+    const before = auditBytes();
+    const long = "codemem_" + "x".repeat(3_000_000);
+    const r1 = await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: long, arguments: {} } });
+    expect(r1.status).toBe(200);
+    for (let i = 0; i < 20; i++) await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `codemem_made_up_${i}`, arguments: {} } });
+    const batch = Array.from({ length: 5000 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "codemem_stats", arguments: {} } }));
+    const r2 = await post(batch);
+    expect(r2.status).toBe(400);
+    expect((await r2.json()).error.code).toBe("BATCH_TOO_LARGE");
+    // 22 entries of a few hundred bytes each, not megabytes
+    expect(auditBytes() - before).toBeLessThan(22 * 1000);
+    const m = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(m).not.toContain("codemem_made_up_");
+    expect(m).not.toContain("xxxxxxxxxx");
+    expect(metricValue(m, "codemem_query_duration_seconds_count", { tool: "unknown" })).toBe(21);
+  });
+
   it("serves HTTPS with --tls-cert/--tls-key and refuses unreadable TLS files clearly", async () => {
     const { cert, key } = selfSignedCert(p.root);
     const tls = await startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: cert, tlsKey: key });

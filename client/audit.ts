@@ -43,14 +43,18 @@ export const AUDIT_MAX_BYTES = 10 * 1024 * 1024;
 const FILE_RE = /^audit-(\d{8})(?:\.(\d+))?\.jsonl$/;
 
 /** JSON with object keys sorted at every depth: the same value always hashes the same. */
-export function canonicalJson(v: unknown): string {
+/** Arguments nested deeper than this cannot be recorded, so they are not served (the recursion overflowed at ~10,000). */
+export const MAX_ARGS_DEPTH = 64;
+
+export function canonicalJson(v: unknown, depth = 0): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (depth >= MAX_ARGS_DEPTH) throw new CodememError("INVALID_ARGUMENT", `arguments nested deeper than ${MAX_ARGS_DEPTH} levels cannot be audited; flatten them.`);
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x, depth + 1)).join(",")}]`;
   const o = v as Record<string, unknown>;
   return `{${Object.keys(o)
     .filter((k) => o[k] !== undefined)
     .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k], depth + 1)}`)
     .join(",")}}`;
 }
 
@@ -156,6 +160,19 @@ export class AuditLog {
     fs.appendFileSync(this.target(newest, now, Buffer.byteLength(line)), line);
     this.opts.onWrite?.(full);
     return full;
+  }
+
+  /** Whether entries can be written now (the directory exists or can be made, and is writable). */
+  writable(): boolean {
+    try {
+      fs.mkdirSync(this.dir, { recursive: true });
+      fs.accessSync(this.dir, fs.constants.W_OK);
+      const newest = auditFiles(this.root).at(-1);
+      if (newest) fs.accessSync(newest, fs.constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The file to append to: today's newest, or the next rotation when it would pass maxBytes. */

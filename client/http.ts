@@ -10,7 +10,7 @@ import { asCodememError, CodememError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
 import { resolveProjectRoot } from "../shared/paths.js";
-import { AuditLog, type AuditOutcome } from "./audit.js";
+import { AuditLog, canonicalJson, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
 import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Directory, type Identity } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
@@ -56,7 +56,12 @@ const STATS_TIMEOUT_MS = 5000;
 const IDLE_SERVERS = 16;
 
 type Json = Record<string, unknown>;
-type Refusal = { status: 400 | 403 | 429; code: "IDENTITY_AMBIGUOUS" | "BATCH_TOO_LARGE" | "RBAC_FORBIDDEN" | "RATE_LIMITED"; message: string; retryAfter?: number };
+type Refusal = {
+  status: 400 | 403 | 429 | 503;
+  code: "IDENTITY_AMBIGUOUS" | "BATCH_TOO_LARGE" | "DUPLICATE_ID" | "INVALID_ARGUMENT" | "AUDIT_UNAVAILABLE" | "RBAC_FORBIDDEN" | "RATE_LIMITED";
+  message: string;
+  retryAfter?: number;
+};
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -169,7 +174,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   const record = (id: Identity, call: { tool: string; args: unknown }, outcome: AuditOutcome, code?: string) => {
     try {
-      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: recordedName(call.tool), args: call.args, outcome, code, peer: id.peer });
+      let args = call.args;
+      try {
+        canonicalJson(args);
+      } catch {
+        args = { unrecordable: "nested too deep" }; // a refusal of such arguments is still recorded
+      }
+      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: recordedName(call.tool), args, outcome, code, peer: id.peer });
     } catch (err) {
       log.error("audit append failed", { error: (err as Error).message });
     }
@@ -185,6 +196,20 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   /** The refusal of a request, if any; fills project_path into the calls it lets through. */
   const check = (id: Identity, calls: ToolCall[]): Refusal | undefined => {
+    // An audited server serves only what it can record: one entry per call, written.
+    if (!audit.writable()) {
+      return { status: 503, code: "AUDIT_UNAVAILABLE", message: "the server cannot write its audit log; the operator has the details in the server log." };
+    }
+    const ids = calls.flatMap((c) => (c.id === undefined ? [] : [JSON.stringify(c.id)]));
+    const dup = ids.find((x, i) => ids.indexOf(x) !== i);
+    if (dup !== undefined) return { status: 400, code: "DUPLICATE_ID", message: `the batch repeats JSON-RPC id ${dup}; give every call its own id.` };
+    for (const c of calls) {
+      try {
+        canonicalJson(c.args);
+      } catch (err) {
+        return { status: 400, code: "INVALID_ARGUMENT", message: (err as Error).message };
+      }
+    }
     if (id.ambiguous) {
       return { status: 400, code: "IDENTITY_AMBIGUOUS", message: `the proxy sent ${id.ambiguous} more than once; identity headers must carry one value each (fix the proxy's configuration).` };
     }
@@ -330,6 +355,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       case "/health":
         return sendJson(res, 200, { status: "healthy" });
       case "/ready":
+        if (!audit.writable()) {
+          log.error("audit log not writable; not ready", { project });
+          return sendJson(res, 503, { ready: false, reason: "AUDIT_UNAVAILABLE: the audit log cannot be written; calls are refused until it can." });
+        }
         try {
           const s = await stats();
           return sendJson(res, 200, { ready: true, nodes_indexed: s.node_count });

@@ -112,6 +112,45 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     expect(metricValue(m, "codemem_query_duration_seconds_count", { tool: "unknown" })).toBe(21);
   });
 
+  it("serves only what it can audit: one entry per call, deep arguments refused, an unwritable log stops it", async () => {
+    const post = (body: unknown) =>
+      fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
+    const entries = () => fs.readdirSync(path.join(p.root, ".codemem/audit")).reduce((n, f) => n + fs.readFileSync(path.join(p.root, ".codemem/audit", f), "utf8").trim().split("\n").length, 0);
+    // A batch repeating one id ran every call and audited one.
+    const before = entries();
+    const same = [1, 2, 3].map(() => ({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "codemem_stats", arguments: {} } }));
+    const r1 = await post(same);
+    expect(r1.status).toBe(400);
+    expect((await r1.json()).error.code).toBe("DUPLICATE_ID");
+    expect(entries() - before).toBe(3);
+    // Arguments nested too deep to hash were served unaudited.
+    const r2 = await fetch(`${srv.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"codemem_search","arguments":{"query":"tax","extra":${"[".repeat(5000)}1${"]".repeat(5000)}}}}`,
+    });
+    expect(r2.status).toBe(400);
+    expect((await r2.json()).error.code).toBe("INVALID_ARGUMENT");
+    expect(entries() - before).toBe(4);
+    // An audit log that cannot be written (here its directory replaced by a file, which stops root
+    // too): not ready, and calls are refused instead of served unrecorded.
+    const dir = path.join(p.root, ".codemem/audit");
+    fs.renameSync(dir, `${dir}.aside`);
+    fs.writeFileSync(dir, "not a directory");
+    try {
+      const ready = await fetch(`${srv.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect((await ready.json()).reason).toMatch(/AUDIT_UNAVAILABLE/);
+      const r3 = await post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "codemem_stats", arguments: {} } });
+      expect(r3.status).toBe(503);
+      expect((await r3.json()).error.code).toBe("AUDIT_UNAVAILABLE");
+    } finally {
+      fs.rmSync(dir);
+      fs.renameSync(`${dir}.aside`, dir);
+    }
+    expect((await fetch(`${srv.url}/ready`)).status).toBe(200);
+  });
+
   it("serves HTTPS with --tls-cert/--tls-key and refuses unreadable TLS files clearly", async () => {
     const { cert, key } = selfSignedCert(p.root);
     const tls = await startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: cert, tlsKey: key });

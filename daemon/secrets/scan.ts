@@ -39,7 +39,12 @@ function isEnvTemplate(file: string): boolean {
 }
 /** Formats where `key: value` / `key = value` take unquoted values. */
 function isConfigFile(file: string): boolean {
-  return isEnvFile(file) || /\.(ya?ml|ini|cfg|conf|properties|toml|env)$/i.test(file) || /(^|\/)\.?(npmrc|pypirc|netrc|htpasswd)$/.test(file);
+  return (
+    isEnvFile(file) ||
+    /\.(ya?ml|ini|cfg|conf|properties|toml|env)$/i.test(file) ||
+    /(^|\/)\.?(npmrc|pypirc|netrc|htpasswd)$/.test(file) ||
+    /(^|\/)(Dockerfile|Containerfile)([.-][\w.-]+)?$|\.dockerfile$/i.test(file)
+  );
 }
 function basename(file: string): string {
   const i = Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\"));
@@ -83,7 +88,7 @@ const PLACEHOLDER_RE = new RegExp(
     String.raw`<[^>]*>`, String.raw`\[[^\]]*\]`, String.raw`\(.*\)`,
     String.raw`.*\{\{.*\}\}.*`, String.raw`.*\$\{[^}]*\}.*`, String.raw`\$[A-Za-z_]\w*`, String.raw`.*\$\(.*\).*`, String.raw`.*%\([\w.]*\)[sdr].*`, String.raw`.*%[sd].*`,
     String.raw`.*\{[A-Za-z_][\w.]*\}.*`, String.raw`.*\{\d*\}.*`, // format strings
-    String.raw`(?:your|my|some|the|insert|enter|put|add)[-_ ]?.*`, String.raw`.*[-_ ](?:here|goes[-_ ]?here|placeholder)`,
+    String.raw`(?:your|my|some|the|insert|enter|put|add)[-_ ].*`,
     String.raw`.*(?:example|placeholder|dummy|sample|changeme|change[-_]me|redacted|«).*`,
     String.raw`(?:process\.env|import\.meta\.env|os\.environ|os\.getenv|getenv|env|ENV|System\.getenv)\b.*`,
     String.raw`x{3,}.*`, String.raw`.*x{6,}.*`, String.raw`\*{3,}.*`, String.raw`\.{3,}.*`, String.raw`.*\.\.\.`,
@@ -122,18 +127,23 @@ const PROVIDERS: { kind: string; re: RegExp }[] = [
   { kind: "anthropic-key", re: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g },
   { kind: "openai-key", re: /(?<![A-Za-z0-9_-])(?:sk-proj-[A-Za-z0-9_-]{20,}|sk-(?:svcacct-|admin-)?[A-Za-z0-9]{20,})(?![A-Za-z0-9])/g },
   { kind: "npm-token", re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g },
+  { kind: "sendgrid-key", re: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g },
   { kind: "jwt", re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}/g },
 ];
 /** AWS secret access keys: 40 base64 characters assigned to an aws…secret… name. */
 const AWS_SECRET_RE = /aws[_.-]?(?:secret[_.-]?(?:access[_.-]?)?key|secret)["']?\s*(?:=|:=|:|=>)\s*["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi;
 const BEARER_RE = /\b(?:Bearer|Basic|token)[ \t]+([A-Za-z0-9._~+/-]{20,}=*)/g;
-const URL_CRED_RE = /:\/\/([^\s/:@'"`<>()]{1,256}):([^\s/@'"`<>()]{1,256})@/y; // scheme://user:pass@, tried at each "://"
+const URL_CRED_RE = /:\/\/([^\s/:@'"`<>()]{0,256}):([^\s/@'"`<>()]{1,256})@/y; // scheme://user:pass@ or scheme://:pass@, tried at each "://"
+/** `password=…` inside a connection string (libpq `host=… password=…`, ADO.NET `…;Password=…;`), in any file. */
+const CONNSTR_RE = /(?<=^|[\s;"'`(])(?:password|passwd|pwd)[ \t]*=[ \t]*([^\s;"'`)]+)/gim;
+/** `.netrc`: `machine host login user password secret`. */
+const NETRC_RE = /\bpassword[ \t]+(\S+)/g;
 const PEM_BEGIN_RE = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----/g;
 const DATA_URI_RE = /data:[\w/+.-]*(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=]{16,}/g;
-const KEYWORD_RE = /pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth/gi;
+const KEYWORD_RE = /pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth/gi;
 const IDENT_CHAR = /[A-Za-z0-9_.-]/;
 
-const SECRET_TOKENS = new Set(["password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "auth", "accesskey", "privatekey", "clientsecret", "secretkey"]);
+const SECRET_TOKENS = new Set(["password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "apikey", "auth", "accesskey", "privatekey", "clientsecret", "secretkey"]);
 const SECRET_PAIRS = new Set(["api key", "access key", "private key", "client secret", "secret key"]);
 /** Names ending in these describe a secret rather than hold one: `token_url`, `password_field`, `auth_type`. */
 const NON_SECRET_SUFFIX = new Set([
@@ -280,6 +290,15 @@ function detectProviders(ctx: Ctx): void {
     const start = m.index + m[0].length - 1 - pass.length;
     add(ctx, { start, end: start + pass.length, kind: "url-credentials", secret: pass });
   }
+  for (const [re, kind] of [[CONNSTR_RE, "connection-string-password"], ...(/(^|\/)[._]netrc$/.test(ctx.file) ? [[NETRC_RE, "netrc-password"] as const] : [])] as const) {
+    re.lastIndex = 0;
+    for (let m; (m = re.exec(text)); ) {
+      const v = m[1];
+      if (v.length < 6 || placeholder(v) || /^[%$<{]/.test(v)) continue;
+      const start = m.index + m[0].length - v.length;
+      add(ctx, { start, end: start + v.length, kind, secret: v });
+    }
+  }
 }
 
 const OPERATOR_RE = /^["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.[\], |]*?[ \t]*=(?!=)|:=|=>|\?\?=|\|\|=|=(?![=~>])|:(?![:=]))[ \t]*/;
@@ -307,7 +326,9 @@ function detectAssignments(ctx: Ctx, unquotedOk: boolean): void {
     if (q) {
       value = q[2];
       valueStart = s + name.length + op[0].length + (q[0].length - q[2].length - 1);
-    } else if (unquotedOk) {
+    } else if (unquotedOk || (/^[A-Z][A-Z0-9_]*$/.test(name) && op[0] === "=")) {
+      // Unquoted values: in config formats, and for shell-style `NAME=value` anywhere (scripts,
+      // Markdown setup steps, Makefiles).
       const u = UNQUOTED_RE.exec(after);
       if (!u) continue;
       value = u[1];

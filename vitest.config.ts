@@ -11,6 +11,7 @@ export default defineConfig({
     // Daemon and build tests spawn processes and parse real trees; two cores, so keep it modest.
     maxWorkers: 2,
     // Trust records (`codemem trust`, shared/trust.ts) go to a config dir of this run, not the user's.
-    env: { XDG_CONFIG_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-config-")) },
+    // Audit anchors (client/audit.ts) likewise go to a state dir of this run.
+    env: { XDG_CONFIG_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-config-")), XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-")) },
   },
 });

@@ -1,5 +1,6 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { CodememError } from "../shared/errors.js";
 import { stateDirs, writeFileAtomic } from "../shared/paths.js";
@@ -8,6 +9,13 @@ import { stateDirs, writeFileAtomic } from "../shared/paths.js";
  * Audit log: one JSON line per tool call under `.codemem/audit/audit-YYYYMMDD[.N].jsonl`, each
  * line carrying the hash of the line before it (across files), so an edit, a removed line or a
  * removed file breaks the chain at a line that verification names.
+ *
+ * What the chain cannot prove on its own (a cut tail, an emptied or deleted log, a forged entry
+ * appended with a recomputed hash, a re-chained history) is anchored outside the project: the
+ * writer keeps, in the user's state directory (`$XDG_STATE_HOME/codemem/audit-anchors/`, mode
+ * 0600), a secret key and the chain's head (entry count and last hash). Every entry carries
+ * `mac` = HMAC-SHA256(key, hash); verification checks both. One server writes a log at a time
+ * (a lock file beside it): two writers would fork the chain.
  */
 export type AuditOutcome = "ok" | "error" | "forbidden" | "rate_limited";
 
@@ -35,7 +43,47 @@ export interface AuditEntry {
   peer?: string;
   prev: string;
   hash: string;
+  /** HMAC-SHA256 of `hash` under the anchor's key (entries written since the log was anchored). */
+  mac?: string;
 }
+
+/** The head of a project's chain and the key of its MACs, kept outside the project. */
+interface Anchor {
+  root: string;
+  key: string;
+  /** Entries in the log (all files) after the last append. */
+  entries: number;
+  head: string;
+  /** Entries before this index were written before the log was anchored: they carry no MAC. */
+  keyed_from: number;
+}
+
+function anchorFile(root: string): string | undefined {
+  const base = process.env.XDG_STATE_HOME || (os.homedir() ? path.join(os.homedir(), ".local", "state") : undefined);
+  return base ? path.join(base, "codemem", "audit-anchors", `${createHash("sha256").update(root).digest("hex").slice(0, 24)}.json`) : undefined;
+}
+
+function readAnchor(root: string): Anchor | undefined {
+  const f = anchorFile(root);
+  if (!f) return undefined;
+  try {
+    const a = JSON.parse(fs.readFileSync(f, "utf8")) as Anchor;
+    return a.root === root ? a : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeAnchor(a: Anchor): void {
+  const f = anchorFile(a.root);
+  if (!f) return;
+  fs.mkdirSync(path.dirname(f), { recursive: true, mode: 0o700 });
+  const tmp = `${f}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, JSON.stringify(a), { mode: 0o600 });
+  fs.renameSync(tmp, f);
+}
+
+const macOf = (key: string, hash: string) => createHmac("sha256", Buffer.from(key, "hex")).update(hash).digest("hex");
 
 export const GENESIS = "0".repeat(64);
 /** Rotate within a day past this size. */
@@ -61,7 +109,7 @@ export function canonicalJson(v: unknown, depth = 0): string {
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 function hashOf(entry: Omit<AuditEntry, "hash"> & { hash?: string }): string {
-  const { hash: _omit, ...rest } = entry;
+  const { hash: _omit, mac: _mac, ...rest } = entry;
   return sha256(canonicalJson(rest));
 }
 
@@ -79,6 +127,10 @@ export function auditFiles(root: string): string[] {
     .filter((x): x is { n: string; m: RegExpExecArray } => x.m !== null)
     .sort((a, b) => a.m[1]!.localeCompare(b.m[1]!) || Number(a.m[2] ?? 0) - Number(b.m[2] ?? 0))
     .map((x) => path.join(dir, x.n));
+}
+
+function countLines(file: string): number {
+  return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").length;
 }
 
 /** Last non-empty line of a file, reading only its tail. */
@@ -111,6 +163,8 @@ export interface AuditLogOptions {
   onWrite?: (entry: AuditEntry) => void;
   /** Clock, for tests of day rotation. */
   now?: () => Date;
+  /** The only writer of this log (a server): take the lock beside it, refuse when another process holds it. */
+  exclusive?: boolean;
 }
 
 /** Appends chained entries to a project's audit log. */
@@ -118,9 +172,44 @@ export class AuditLog {
   private readonly dir: string;
   private readonly maxBytes: number;
 
+  private lock?: string;
+
   constructor(readonly root: string, private readonly opts: AuditLogOptions = {}) {
     this.dir = stateDirs(root).auditDir;
     this.maxBytes = opts.maxBytes ?? AUDIT_MAX_BYTES;
+    if (opts.exclusive) this.takeLock();
+  }
+
+  /** `<audit dir>/writer.lock` holds the writing process's pid; a dead holder's lock is taken over. */
+  private takeLock(): void {
+    fs.mkdirSync(this.dir, { recursive: true });
+    const file = path.join(this.dir, "writer.lock");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        fs.writeFileSync(file, String(process.pid), { flag: "wx" });
+        this.lock = file;
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        const pid = Number(fs.readFileSync(file, "utf8").trim());
+        let alive = false;
+        try {
+          alive = Number.isInteger(pid) && pid > 0 && pid !== process.pid && (process.kill(pid, 0), true);
+        } catch {
+          alive = false;
+        }
+        if (alive) {
+          throw new CodememError("CONFIG_INVALID", `another codemem server (pid ${pid}) writes this project's audit log (${file}); one server per project, or stop that one first.`, { file });
+        }
+        fs.rmSync(file, { force: true });
+      }
+    }
+  }
+
+  /** Releases the writer lock. */
+  close(): void {
+    if (this.lock) fs.rmSync(this.lock, { force: true });
+    this.lock = undefined;
   }
 
   /**
@@ -155,9 +244,19 @@ export class AuditLog {
       ...(input.peer ? { peer: input.peer } : {}),
       prev,
     };
-    const full: AuditEntry = { ...entry, hash: hashOf(entry) };
+    const hash = hashOf(entry);
+    // The anchor is created with the first entry this code writes; a log written before stays
+    // unkeyed up to there (its entries are counted once, from the files).
+    // Read on every append, like the chain's head: several logs of one process continue one anchor.
+    let anchor = readAnchor(this.root);
+    if (!anchor) {
+      const existing = files.reduce((n, f) => n + countLines(f), 0);
+      anchor = { root: this.root, key: randomBytes(32).toString("hex"), entries: existing, head: prev, keyed_from: existing };
+    }
+    const full: AuditEntry = { ...entry, hash, mac: macOf(anchor.key, hash) };
     const line = JSON.stringify(full) + "\n";
     fs.appendFileSync(this.target(newest, now, Buffer.byteLength(line)), line);
+    writeAnchor({ ...anchor, entries: anchor.entries + 1, head: hash });
     this.opts.onWrite?.(full);
     return full;
   }
@@ -191,7 +290,9 @@ export interface AuditVerification {
   entries: number;
   files: string[];
   /** The first line that breaks the chain (1-based line within its file). */
-  first_bad?: { file: string; line: number; reason: "unparseable" | "hash_mismatch" | "chain_broken" };
+  first_bad?: { file: string; line: number; reason: "unparseable" | "hash_mismatch" | "chain_broken" | "mac_mismatch" | "head_mismatch" };
+  /** Whether a key and head outside the project vouch for the log (false for a log written before anchoring). */
+  anchored: boolean;
   by_tool: Record<string, number>;
   by_user: Record<string, number>;
   by_outcome: Record<string, number>;
@@ -200,7 +301,8 @@ export interface AuditVerification {
 /** Verifies the whole chain of a project's audit log and summarises it. */
 export function verifyAudit(root: string): AuditVerification {
   const files = auditFiles(root);
-  const out: AuditVerification = { ok: true, entries: 0, files, by_tool: {}, by_user: {}, by_outcome: {} };
+  const anchor = readAnchor(root);
+  const out: AuditVerification = { ok: true, entries: 0, files, by_tool: {}, by_user: {}, by_outcome: {}, anchored: anchor !== undefined };
   let prev = GENESIS;
   const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
   for (const file of files) {
@@ -225,12 +327,18 @@ export function verifyAudit(root: string): AuditVerification {
       }
       if (hashOf(e) !== e.hash) bad("hash_mismatch");
       else if (e.prev !== prev) bad("chain_broken");
+      else if (anchor && out.entries >= anchor.keyed_from && e.mac !== macOf(anchor.key, e.hash)) bad("mac_mismatch");
       prev = e.hash;
       out.entries++;
       bump(out.by_tool, String(e.tool));
       bump(out.by_user, String(e.who));
       bump(out.by_outcome, String(e.outcome));
     }
+  }
+  // A cut tail, an emptied file, a deleted newest rotation or directory: the head moved back.
+  if (anchor && (out.entries !== anchor.entries || prev !== anchor.head)) {
+    if (out.ok) out.first_bad = { file: files.at(-1) ?? stateDirs(root).auditDir, line: out.entries, reason: "head_mismatch" };
+    out.ok = false;
   }
   return out;
 }

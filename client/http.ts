@@ -167,7 +167,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
   });
 
-  const audit = new AuditLog(project, { maxBytes: opts.auditMaxBytes, onWrite: () => auditEvents.inc() });
+  const audit = new AuditLog(project, { maxBytes: opts.auditMaxBytes, onWrite: () => auditEvents.inc(), exclusive: true });
   const limiter = new RateLimiter();
   const idle: McpServer[] = [];
   const started = Date.now();
@@ -398,13 +398,15 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   try {
     server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, listener) : http.createServer(listener);
   } catch (err) {
+    audit.close();
     throw new CodememError("CONFIG_INVALID", `TLS certificate or key is not usable (${(err as Error).message}); pass a PEM certificate and its matching private key.`);
   }
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) =>
-      reject(new CodememError("INVALID_ARGUMENT", `cannot listen on ${host}:${opts.port} (${err.code ?? err.message}); choose another --port or --host.`)),
-    );
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      audit.close();
+      reject(new CodememError("INVALID_ARGUMENT", `cannot listen on ${host}:${opts.port} (${err.code ?? err.message}); choose another --port or --host.`));
+    });
     server.listen(opts.port, host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
@@ -414,7 +416,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     url,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          audit.close();
+          resolve();
+        });
         server.closeAllConnections();
       }),
   };

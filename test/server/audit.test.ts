@@ -8,6 +8,8 @@ import { makeProject } from "../helpers.js";
 let p: ReturnType<typeof makeProject>;
 afterEach(() => p?.cleanup());
 
+type AuditEntryLike = Record<string, unknown> & { hash: string; mac?: string; prev: string };
+
 const entry = (i: number, outcome: "ok" | "error" | "forbidden" | "rate_limited" = "ok") => ({
   who: i % 2 ? "alice@example.com" : "bob@example.com",
   role: "viewer",
@@ -60,11 +62,12 @@ describe("audit log", () => {
     const original = fs.readFileSync(file, "utf8");
     const lines = original.split("\n");
     // rewrite line 3 and recompute its own hash, as an attacker who knows the hashing would
-    const { hash: _h, ...e } = JSON.parse(lines[2]!);
+    const { hash: _h, mac: _m, ...e } = JSON.parse(lines[2]!);
     const forged = { ...e, who: "mallory" };
     lines[2] = JSON.stringify({ ...forged, hash: createHash("sha256").update(canonicalJson(forged)).digest("hex") });
     fs.writeFileSync(file, lines.join("\n"));
-    expect(verifyAudit(p.root).first_bad).toEqual({ file, line: 4, reason: "chain_broken" });
+    // its MAC (keyed outside the project) gives it away at its own line; the next line's link breaks too
+    expect(verifyAudit(p.root).first_bad).toEqual({ file, line: 3, reason: "mac_mismatch" });
 
     const dropped = original.split("\n");
     dropped.splice(2, 1);
@@ -75,7 +78,7 @@ describe("audit log", () => {
   it("rotation by size and by day keeps one verifiable chain across files", () => {
     p = makeProject({});
     let day = new Date("2031-03-04T10:00:00Z");
-    const log = new AuditLog(p.root, { maxBytes: 1200, now: () => day });
+    const log = new AuditLog(p.root, { maxBytes: 1500, now: () => day });
     for (let i = 0; i < 8; i++) log.append(entry(i));
     day = new Date("2031-03-05T00:00:01Z");
     for (let i = 0; i < 3; i++) log.append(entry(i, "rate_limited"));
@@ -84,7 +87,7 @@ describe("audit log", () => {
     expect(files[0]).toBe("audit-20310304.jsonl");
     expect(files[1]).toBe("audit-20310304.1.jsonl");
     expect(files.at(-1)).toBe("audit-20310305.jsonl");
-    for (const f of auditFiles(p.root)) expect(fs.statSync(f).size).toBeLessThanOrEqual(1200);
+    for (const f of auditFiles(p.root)) expect(fs.statSync(f).size).toBeLessThanOrEqual(1500);
     const v = verifyAudit(p.root);
     expect(v).toMatchObject({ ok: true, entries: 11, by_outcome: { ok: 8, rate_limited: 3 } });
 
@@ -97,6 +100,78 @@ describe("audit log", () => {
     // deleting a whole earlier file is detected at the first line of the next one
     fs.rmSync(auditFiles(p.root)[0]!);
     expect(verifyAudit(p.root).first_bad).toEqual({ file: second, line: 1, reason: "chain_broken" });
+  });
+
+  it("catches what the chain alone cannot: a cut tail, a forged append, a re-chained history, an emptied or deleted log, a deleted newest rotation", () => {
+    const fresh = (n: number, maxBytes?: number) => {
+      p?.cleanup();
+      p = makeProject({});
+      const log = new AuditLog(p.root, maxBytes ? { maxBytes } : {});
+      for (let i = 0; i < n; i++) log.append(entry(i));
+      expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: n, anchored: true });
+      return auditFiles(p.root);
+    };
+    const reason = () => verifyAudit(p.root).first_bad?.reason;
+    const rechain = (lines: AuditEntryLike[]) => {
+      // What a tamperer without the key can do: recompute every hash and link, keep or drop the MACs.
+      let prev = GENESIS;
+      return lines.map((e) => {
+        const { hash: _h, mac: _m, ...rest } = e;
+        const body = { ...rest, prev };
+        const hash = createHash("sha256").update(canonicalJson(body)).digest("hex");
+        prev = hash;
+        return JSON.stringify({ ...body, hash, mac: e.mac });
+      });
+    };
+    const read = (f: string) => fs.readFileSync(f, "utf8").trim().split("\n").map((l) => JSON.parse(l) as AuditEntryLike);
+
+    // a cut tail
+    let [file] = fresh(6);
+    fs.writeFileSync(file!, fs.readFileSync(file!, "utf8").split("\n").slice(0, 4).join("\n") + "\n");
+    expect(reason()).toBe("head_mismatch");
+    // a forged entry appended with a recomputed hash and link
+    [file] = fresh(3);
+    const lines = read(file!);
+    const forged = { ...lines[2]!, who: "mallory@example.com", prev: lines[2]!.hash };
+    fs.appendFileSync(file!, rechain([...lines, forged]).at(-1)! + "\n");
+    expect(reason()).toBe("mac_mismatch");
+    // a history rewritten and re-chained from the start (one entry's user changed)
+    [file] = fresh(4);
+    const rewritten = read(file!);
+    rewritten[1] = { ...rewritten[1]!, who: "nobody@example.com" };
+    fs.writeFileSync(file!, rechain(rewritten).join("\n") + "\n");
+    expect(reason()).toBe("mac_mismatch");
+    // an emptied file, a deleted directory
+    [file] = fresh(3);
+    fs.writeFileSync(file!, "");
+    expect(reason()).toBe("head_mismatch");
+    fresh(3);
+    fs.rmSync(path.join(p.root, ".codemem/audit"), { recursive: true });
+    expect(verifyAudit(p.root)).toMatchObject({ ok: false, entries: 0, first_bad: { reason: "head_mismatch" } });
+    // the newest rotation deleted
+    const files = fresh(12, 700);
+    expect(files.length).toBeGreaterThan(1);
+    fs.rmSync(files.at(-1)!);
+    expect(reason()).toBe("head_mismatch");
+  });
+
+  it("one writer per log: a second server process is refused, a dead one's lock is taken over", async () => {
+    p = makeProject({});
+    const first = new AuditLog(p.root, { exclusive: true });
+    first.append(entry(0));
+    // Another live process holds the lock: the lock names a pid that exists (our parent).
+    const lock = path.join(p.root, ".codemem/audit/writer.lock");
+    first.close();
+    fs.writeFileSync(lock, String(process.ppid));
+    expect(() => new AuditLog(p.root, { exclusive: true })).toThrowError(expect.objectContaining({ code: "CONFIG_INVALID", message: expect.stringContaining(`pid ${process.ppid}`) }));
+    // A dead holder's lock is taken over.
+    fs.writeFileSync(lock, "999999999");
+    const second = new AuditLog(p.root, { exclusive: true });
+    second.append(entry(1));
+    expect(fs.readFileSync(lock, "utf8")).toBe(String(process.pid));
+    second.close();
+    expect(fs.existsSync(lock)).toBe(false);
+    expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 2 });
   });
 
   it("writes the JSON report", () => {

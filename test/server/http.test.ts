@@ -199,7 +199,16 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     expect(() => parseShimArgs([p.root, "--allow-from", "10.0.0.0/8"])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(parseShimArgs([p.root]).http).toBeUndefined();
 
-    const child = spawn(process.execPath, [path.resolve("dist/client/mcp.js"), p.root, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    // One server writes a project's audit log: a second one for this project is refused, and says why.
+    const second = spawn(process.execPath, [path.resolve("dist/client/mcp.js"), p.root, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    second.stderr!.on("data", (d) => (err += d));
+    expect(await new Promise((r) => second.once("exit", r))).not.toBe(0);
+    expect(err).toMatch(/another codemem server \(pid \d+\) writes this project's audit log/);
+
+    const other = makeProject(PY_PROJECT);
+    closers.push(async () => other.cleanup(), () => stopDaemon(other.root));
+    const child = spawn(process.execPath, [path.resolve("dist/client/mcp.js"), other.root, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
     closers.push(async () => child.kill("SIGTERM"));
     const line = await new Promise<string>((resolve, reject) => {
       readline.createInterface({ input: child.stdout! }).once("line", resolve);

@@ -5,7 +5,7 @@ import { log } from "../shared/log.js";
 import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
 import { questionList } from "../shared/benchmark-questions.js";
-import { CodememError } from "../shared/errors.js";
+import { CodememError, isCorruptionError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
 import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
@@ -413,12 +413,39 @@ export class ProjectEngine {
     }
   }
 
+  /**
+   * Runs `fn` on the synapse store alongside an answer. A damaged page found there (the store
+   * opened fine) must not fail the answer: the store is moved aside as
+   * `synapses.db.corrupt-<time>` (learned memory, kept, not deleted), a fresh one starts at the next
+   * use, and `fallback` stands in.
+   */
+  private withSynapses<T>(fn: (s: SynapseStore) => T, fallback: T): T {
+    const store = this.synapsesIfReadable();
+    if (!store) return fallback;
+    try {
+      return fn(store);
+    } catch (err) {
+      if (!isCorruptionError(err)) throw err;
+      const file = stateDirs(this.root).synapseDb;
+      const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+      try {
+        store.close();
+      } catch {
+        // a damaged store may fail its final checkpoint
+      }
+      this.synapsesStore = undefined;
+      fs.renameSync(file, aside);
+      for (const s of ["-wal", "-shm"]) fs.rmSync(file + s, { force: true });
+      log.warn("the synapse store is damaged; kept aside, learning starts over in a new one", { file, aside, error: (err as Error).message });
+      return fallback;
+    }
+  }
+
   /** Spreading activation from the strongest hits, for search and query; off when configured so. */
   private recall(): ((seeds: string[]) => Map<string, number>) | undefined {
     if (!this.cfg.query.synapseRecall || !fs.existsSync(stateDirs(this.root).synapseDb)) return undefined;
-    const store = this.synapsesIfReadable();
-    if (!store) return undefined;
-    return (seeds) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation]));
+    if (!this.synapsesIfReadable()) return undefined;
+    return (seeds) => this.withSynapses((store) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation])), new Map<string, number>());
   }
 
   /** Name and place of a node for synapse reports; ids missing from the index stay undescribed. */
@@ -489,8 +516,7 @@ export class ProjectEngine {
     if (ids.length === 1) {
       for (const nb of (await r.neighborsOf([ids[0]])).get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
     }
-    const store = this.sideEffects && ids.length > 1 ? this.synapsesIfReadable() : undefined;
-    const { pairs } = store ? store.reinforce(ids, { source: `hook:${a.event}` }) : { pairs: 0 };
+    const { pairs } = this.sideEffects && ids.length > 1 ? this.withSynapses((s) => s.reinforce(ids, { source: `hook:${a.event}` }), { pairs: 0 }) : { pairs: 0 };
     return { reinforced_pairs: pairs, nodes: ids.length };
   }
 
@@ -499,7 +525,7 @@ export class ProjectEngine {
     if (!this.sideEffects) return;
     const r = await this.retriever();
     const ids = files.filter((f) => r.byId.has(f));
-    if (ids.length > 1) this.synapsesIfReadable()?.reinforce(ids, { source: "watch" });
+    if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: "watch" }), undefined);
     appendEvent(this.root, { source: "watch", kind: "watch_batch", files: files.slice(0, 50), nodes: ids.slice(0, 50) });
   }
 
@@ -519,7 +545,7 @@ export class ProjectEngine {
     if (this.sideEffects && REINFORCING.has(op.name)) {
       // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
       const ids = nodesOf(result).slice(0, 12);
-      if (ids.length > 1) this.synapsesIfReadable()?.reinforce(ids, { source: `tool:${op.name}` });
+      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}` }), undefined);
     }
     if (op.name === "build" && this.sideEffects) {
       const b = result as Output<typeof ops.build>;

@@ -53,10 +53,19 @@ export class CodememError extends Error {
   }
 }
 
+/** SQLite found a damaged page or a file that is not a database (better-sqlite3's SqliteError codes). */
+export function isCorruptionError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
 /** Normalises anything thrown into a CodememError (unknown failures become INTERNAL). */
 export function asCodememError(err: unknown): CodememError {
   if (err instanceof CodememError) return err;
   const code = (err as { code?: unknown })?.code;
+  if (isCorruptionError(err)) {
+    return new CodememError("INDEX_CORRUPT", `The index database is damaged (${(err as Error).message}); rebuild it with \`codemem build --force\` (the damaged file is kept aside).`);
+  }
   if (typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code)) {
     return new CodememError(code as ErrorCode, (err as Error).message);
   }

@@ -4,6 +4,7 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CodememError } from "../../shared/errors.js";
+import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
@@ -40,6 +41,16 @@ export class LocalStore implements IndexStore {
     let store: LocalStore;
     try {
       store = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+      // A forced rebuild must work on a damaged index (a bad page is found only when read): check
+      // it, and build beside one that fails, keeping it as <file>.corrupt-<time>.
+      if (opts.force && !store.intact()) {
+        store.db.close();
+        const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+        fs.renameSync(file, aside);
+        for (const s of ["-wal", "-shm"]) fs.rmSync(file + s, { force: true });
+        log.warn("the index was damaged; kept aside and rebuilt", { file, aside });
+        return LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+      }
     } catch (err) {
       // An index of an older schema is derived data: any build replaces it. A damaged one only with
       // --force. Either way the new index is built beside the old file and swapped in at the end.
@@ -75,6 +86,8 @@ export class LocalStore implements IndexStore {
       if (!opts.readonly) {
         db.pragma("journal_mode = WAL");
         db.pragma("synchronous = NORMAL");
+        // A checkpoint truncates the WAL back to this size: one large build's WAL does not stay on disk.
+        db.pragma("journal_size_limit = 67108864");
       }
       db.pragma("busy_timeout = 5000");
       // Readers keep 8 MB of pages: the OS page cache holds the file anyway, and a 64 MB cache filled by
@@ -103,6 +116,15 @@ export class LocalStore implements IndexStore {
     return store;
   }
 
+  /** SQLite's quick check of every page (a few seconds for a large index: run before a forced rebuild only). */
+  private intact(): boolean {
+    try {
+      return (this.db.pragma("quick_check(1)", { simple: true }) as string) === "ok";
+    } catch {
+      return false;
+    }
+  }
+
   private stmt(sql: string): Database.Statement {
     let st = this.stmts.get(sql);
     if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
@@ -110,6 +132,14 @@ export class LocalStore implements IndexStore {
   }
 
   async close(): Promise<void> {
+    if (this.db.open && !this.db.readonly) {
+      // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
+      try {
+        this.db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        // readers hold it: the next writer checkpoints
+      }
+    }
     if (this.db.open) this.db.close();
     if (this.replacing && this.applied) {
       this.replacing = false;

@@ -1,0 +1,70 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { stopDaemon } from "../../dist/client/rpc.js";
+import { makeProject, PY_PROJECT } from "../helpers.js";
+
+const CLI = path.resolve("dist/client/cli.js");
+const p = makeProject(PY_PROJECT);
+afterAll(async () => {
+  await stopDaemon(p.root);
+  p.cleanup();
+});
+const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: p.root, encoding: "utf8", timeout: 60_000 });
+const INDEX = path.join(p.root, "codegraph-out/codemem_db/index.db");
+const SYNAPSES = path.join(p.root, ".codemem/synapses.db");
+
+/** Overwrites the first 64 bytes of every page of the named tables and indexes (not page 1, the schema). */
+function damage(file: string, names: string[]): number {
+  const db = new Database(file, { readonly: true });
+  const pages = db
+    .prepare(`SELECT pageno FROM dbstat WHERE name IN (${names.map(() => "?").join(",")}) AND pageno > 1`)
+    .all(...names)
+    .map((r) => (r as { pageno: number }).pageno);
+  db.close();
+  const header = Buffer.alloc(2);
+  const fd = fs.openSync(file, "r+");
+  fs.readSync(fd, header, 0, 2, 16);
+  const size = header.readUInt16BE(0) === 1 ? 65536 : header.readUInt16BE(0);
+  for (const pg of pages) fs.writeSync(fd, Buffer.alloc(64, 0xa5), 0, 64, (pg - 1) * size);
+  fs.closeSync(fd);
+  return pages.length;
+}
+
+describe("damaged databases", () => {
+  it("a clean daemon stop leaves no WAL beside the index", async () => {
+    expect(cli("build", ".").status).toBe(0);
+    expect(cli("query", ".", "How are card payments retried?").status).toBe(0);
+    await stopDaemon(p.root);
+    for (const wal of [`${INDEX}-wal`, `${SYNAPSES}-wal`]) expect(fs.existsSync(wal) ? fs.statSync(wal).size : 0, wal).toBe(0);
+  });
+
+  it("a bad page in the synapse store does not fail answers: the store is kept aside and learning starts over", async () => {
+    expect(damage(SYNAPSES, ["synapses", "synapses_a_weight", "synapses_b_weight", "synapse_nodes"])).toBeGreaterThan(0);
+    for (const args of [["query", ".", "How are card payments retried?"], ["search", ".", "charge card"], ["skeleton", ".", "shop/payments.py"]]) {
+      const r = cli(...args);
+      expect(r.stderr).not.toMatch(/INTERNAL/);
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(0);
+    }
+    const aside = fs.readdirSync(path.dirname(SYNAPSES)).filter((f) => f.startsWith("synapses.db.corrupt-"));
+    expect(aside).toHaveLength(1);
+    await stopDaemon(p.root);
+  });
+
+  it("a bad page in the index: answers say INDEX_CORRUPT and how to fix it, and build --force rebuilds, keeping the damaged file", async () => {
+    expect(damage(INDEX, ["nodes", "node_text"])).toBeGreaterThan(0);
+    const stats = cli("query", ".", "How are card payments retried?");
+    expect(stats.status).toBe(3);
+    expect(stats.stderr).toMatch(/INDEX_CORRUPT/);
+    expect(stats.stderr).toMatch(/codemem build --force/);
+    await stopDaemon(p.root);
+    const b = cli("build", ".", "--force");
+    expect(b.status, b.stderr).toBe(0);
+    expect(fs.readdirSync(path.dirname(INDEX)).filter((f) => f.startsWith("index.db.corrupt-"))).toHaveLength(1);
+    const after = cli("query", ".", "How are card payments retried?", "--json");
+    expect(after.status, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout).citations[0].file_path).toBe("shop/payments.py");
+  });
+});

@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   "INDEX_MISSING",
   "INDEX_CORRUPT",
   "INDEX_EMBEDDER_MISMATCH",
+  /** No space left where codemem writes (index, WAL, graph.json, synapses): nothing was changed. */
+  "DISK_FULL",
   "GRAPH_MISSING",
   "GRAPH_MALFORMED",
   "GENERATOR_FAILED",
@@ -59,12 +61,21 @@ export function isCorruptionError(err: unknown): boolean {
   return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
 }
 
+/** The disk filled under a write (SQLite's SQLITE_FULL, the file system's ENOSPC or EDQUOT). */
+export function isDiskFullError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && /^(SQLITE_FULL|ENOSPC|EDQUOT)$/.test(code);
+}
+
 /** Normalises anything thrown into a CodememError (unknown failures become INTERNAL). */
 export function asCodememError(err: unknown): CodememError {
   if (err instanceof CodememError) return err;
   const code = (err as { code?: unknown })?.code;
   if (isCorruptionError(err)) {
     return new CodememError("INDEX_CORRUPT", `The index database is damaged (${(err as Error).message}); rebuild it with \`codemem build --force\` (the damaged file is kept aside).`);
+  }
+  if (isDiskFullError(err)) {
+    return new CodememError("DISK_FULL", `The disk is full (${(err as Error).message}); nothing was changed: free space on the disk that holds the project's codegraph-out/ and .codemem/, then run the build again.`);
   }
   if (typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code)) {
     return new CodememError(code as ErrorCode, (err as Error).message);
@@ -96,6 +107,7 @@ export function exitCodeFor(code: ErrorCode): number {
       return 3;
     case "DAEMON_UNAVAILABLE":
     case "RUNTIME_DIR_UNSAFE":
+    case "DISK_FULL":
     case "BACKEND_UNREACHABLE":
     case "BACKEND_AUTH_FAILED":
     case "BACKEND_UNSUPPORTED":

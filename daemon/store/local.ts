@@ -3,7 +3,7 @@ import path from "node:path";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
-import { CodememError } from "../../shared/errors.js";
+import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
@@ -22,6 +22,8 @@ export class LocalStore implements IndexStore {
   /** A forced rebuild that cannot reuse the file writes `<file>.new`, swapped in on close after `apply`. */
   private replacing = false;
   private applied = false;
+  /** This build created the file: if it ends without an `apply`, the file goes (no empty index stays behind). */
+  private created = false;
   private matrix?: VectorMatrix;
   private stmts = new Map<string, Database.Statement>();
 
@@ -40,7 +42,9 @@ export class LocalStore implements IndexStore {
     if (opts.mode === "read") return LocalStore.openFile(file, file, { create: false, readonly: true });
     let store: LocalStore;
     try {
+      const existed = fs.existsSync(file);
       store = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+      store.created = !existed;
       // A forced rebuild must work on a damaged index (a bad page is found only when read): check
       // it, and build beside one that fails, keeping it as <file>.corrupt-<time>.
       if (opts.force && !store.intact()) {
@@ -49,7 +53,9 @@ export class LocalStore implements IndexStore {
         fs.renameSync(file, aside);
         for (const s of ["-wal", "-shm"]) fs.rmSync(file + s, { force: true });
         log.warn("the index was damaged; kept aside and rebuilt", { file, aside });
-        return LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+        const fresh = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
+        fresh.created = true;
+        return fresh;
       }
     } catch (err) {
       // An index of an older schema is derived data: any build replaces it. A damaged one only with
@@ -104,6 +110,9 @@ export class LocalStore implements IndexStore {
         if (!opts.create || !opts.dim) throw new CodememError("INDEX_MISSING", `The index ${file} is empty; run \`codemem build\`.`);
         db.exec(SCHEMA(opts.dim));
         store.setMeta({ schema_version: SCHEMA_VERSION, dim: String(opts.dim) });
+      } else if (opts.readonly && store.metaValue("built_at") === undefined) {
+        // Made by a build that never finished (a full disk, a kill): nothing to answer from.
+        throw new CodememError("INDEX_MISSING", `The index ${file} holds no finished build; run \`codemem build\`.`, { file });
       } else if (store.metaValue("schema_version") !== SCHEMA_VERSION) {
         const schema = store.metaValue("schema_version");
         throw new CodememError("INDEX_CORRUPT", `The index ${file} has schema ${schema}, this codemem needs ${SCHEMA_VERSION}; run \`codemem build\` to rebuild it.`, { file, schema });
@@ -145,6 +154,11 @@ export class LocalStore implements IndexStore {
       this.replacing = false;
       for (const s of ["-wal", "-shm"]) fs.rmSync(this.target + s, { force: true });
       fs.renameSync(this.file, this.target);
+    } else if ((this.replacing || this.created) && !this.applied) {
+      // A build that failed before its one transaction (a full disk, a refused setting) leaves no
+      // schema-only file: its WAL held the disk at 100 % and readers took it for an empty project.
+      this.replacing = this.created = false;
+      for (const s of ["", "-wal", "-shm"]) fs.rmSync(this.file + s, { force: true });
     }
   }
 
@@ -334,7 +348,7 @@ export class LocalStore implements IndexStore {
     const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ?");
     const now = new Date().toISOString();
 
-    db.transaction(() => {
+    const write = db.transaction(() => {
       for (const f of new Set([...delta.replaceNodesOf, ...delta.removedFiles])) {
         for (const { rowid, text } of delNodesOfFile.all(f) as { rowid: number; text: Buffer | null }[]) {
           delNode.run(rowid);
@@ -394,7 +408,14 @@ export class LocalStore implements IndexStore {
       const insC = db.prepare("INSERT INTO communities(id, name, description, size, files) VALUES (?, ?, ?, ?, ?)");
       for (const c of delta.communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
       this.setMeta(delta.meta);
-    })();
+    });
+    try {
+      write();
+    } catch (err) {
+      if (!isDiskFullError(err)) throw err;
+      // The transaction rolled back: the index is the previous build's (close() truncates the WAL).
+      throw new CodememError("DISK_FULL", `No space left on the disk holding ${this.target} (${freeMb(this.target)} MB free); the index is unchanged. Free space, then run \`codemem build\` again.`, { file: this.target });
+    }
     this.applied = true;
   }
 
@@ -583,5 +604,15 @@ class VectorMatrix {
     }
     if (idx.length < limit) idx.sort((a, b) => sims[b] - sims[a]);
     return idx.map((i) => ({ rowid: this.rowids[i], sim: sims[i] }));
+  }
+}
+
+/** Free megabytes on the file system holding `file` ('?' when it cannot be read). */
+function freeMb(file: string): string {
+  try {
+    const st = fs.statfsSync(path.dirname(file));
+    return String(Math.floor((st.bavail * st.bsize) / 1048576));
+  } catch {
+    return "?";
   }
 }

@@ -12,6 +12,7 @@ export default defineConfig({
     maxWorkers: 2,
     // Trust records (`codemem trust`, shared/trust.ts) go to a config dir of this run, not the user's.
     // Audit anchors (client/audit.ts) likewise go to a state dir of this run.
-    env: { XDG_CONFIG_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-config-")), XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-")) },
+    // LANCEDB_LOG: test/store/lance.test.ts loads LanceDB itself, before codemem's loader quiets its logger.
+    env: { LANCEDB_LOG: "error", XDG_CONFIG_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-config-")), XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-")) },
   },
 });

@@ -114,10 +114,8 @@ describe("git post-commit hook", () => {
     expect(fs.statSync(hook).mode & 0o111).toBe(0o111);
 
     fs.writeFileSync(path.join(root, "a.py"), "def f():\n    return 1\n");
-    const t0 = Date.now();
     git(root, "add", "a.py");
     git(root, "commit", "-qm", "root commit");
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(fs.readFileSync(path.join(root, "marker.txt"), "utf8")).toMatch(/^committed [0-9a-f]+\n$/);
     // The background block hands the root commit's files to the daemon and logs it.
     const events = path.join(root, ".codemem", "events.jsonl");

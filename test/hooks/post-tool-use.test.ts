@@ -76,12 +76,11 @@ function hookEvents(root: string): Record<string, unknown>[] {
 describe("post-tool-use hook as a real process", () => {
   const passing = fs.readFileSync(path.join(FIXTURES, "vitest-passing.txt"), "utf8").replace(/\x1b\[[0-9;]*m/g, "");
 
-  it("replaces bulky Bash output in Bash's shape, saves the original, finishes < 1 s without a daemon", async () => {
+  it("replaces bulky Bash output in Bash's shape, saves the original, without a daemon (its latency: npm run bench:hooks)", async () => {
     const root = project();
     const stdout = `${passing}\nsrc/calc.ts:1 checked`;
     const r = await runHook("post-tool-use.js", bashPayload(root, stdout), root);
     expect(r.code).toBe(0);
-    expect(r.ms).toBeLessThan(1000);
     const out = JSON.parse(r.stdout);
     expect(out.hookSpecificOutput.hookEventName).toBe("PostToolUse");
     const u = out.hookSpecificOutput.updatedToolOutput;
@@ -110,8 +109,7 @@ describe("post-tool-use hook as a real process", () => {
     try {
       const r = await runHook("post-tool-use.js", bashPayload(root, passing), root);
       expect(r.code).toBe(0);
-      expect(r.ms).toBeLessThan(1000);
-      expect(JSON.parse(r.stdout).hookSpecificOutput.updatedToolOutput.stdout.length).toBeLessThan(passing.length);
+        expect(JSON.parse(r.stdout).hookSpecificOutput.updatedToolOutput.stdout.length).toBeLessThan(passing.length);
       const ev = await waitFor(() => hookEvents(root).find((e) => e.hook === "post_tool_use"), 8000);
       expect(ev).toMatchObject({ daemon: false });
       expect(ev!.ms as number).toBeLessThan(1500);

@@ -6,6 +6,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { resolveConfig } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
@@ -153,6 +154,14 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     registers: [registry],
   });
   const auditEvents = new Counter({ name: "codemem_audit_events_total", help: "Audit entries written.", registers: [registry] });
+  /** The backend builds go to when there is no index to ask (null when the configuration is broken: the reason says why). */
+  const configuredBackend = (): string | null => {
+    try {
+      return resolveConfig(project, { backend: opts.served?.backend }).store.backend;
+    } catch {
+      return null;
+    }
+  };
   const stats = () => withTimeout(callDaemon(project, "stats", { project_path: project }, { source: "http" }) as Promise<Json>, STATS_TIMEOUT_MS, "the daemon's stats");
   new Gauge({
     name: "codemem_index_size_bytes",
@@ -373,7 +382,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           return sendJson(res, 200, { status: "healthy", ...base, backend: s.backend, nodes_indexed: s.node_count, last_build: s.last_build });
         } catch (err) {
           const e = asCodememError(err);
-          return sendJson(res, 503, { status: "unready", ...base, nodes_indexed: 0, last_build: null, reason: `${e.code}: ${e.message}` });
+          return sendJson(res, 503, { status: "unready", ...base, backend: configuredBackend(), nodes_indexed: 0, last_build: null, reason: `${e.code}: ${e.message}` });
         }
       }
       case "/metrics": {

@@ -40,7 +40,10 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     const r = await get("/ready");
     expect(r.status).toBe(503);
     expect(JSON.parse(r.text)).toMatchObject({ ready: false, reason: expect.stringMatching(/INDEX_MISSING|GRAPH_MISSING/) });
-    expect((await get("/status")).status).toBe(503);
+    const st = await get("/status");
+    expect(st.status).toBe(503);
+    // The spec's fields, backend among them, before the first build too.
+    expect(JSON.parse(st.text)).toMatchObject({ status: "unready", backend: "local", nodes_indexed: 0, last_build: null, reason: expect.stringMatching(/INDEX_MISSING/) });
     expect((await get("/nope")).status).toBe(404);
   });
 

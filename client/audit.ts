@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { resolveProcessSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import { stateDirs, writeFileAtomic } from "../shared/paths.js";
 
@@ -59,8 +59,8 @@ interface Anchor {
 }
 
 function anchorFile(root: string): string | undefined {
-  const base = process.env.XDG_STATE_HOME || (os.homedir() ? path.join(os.homedir(), ".local", "state") : undefined);
-  return base ? path.join(base, "codemem", "audit-anchors", `${createHash("sha256").update(root).digest("hex").slice(0, 24)}.json`) : undefined;
+  const base = resolveProcessSettings().stateDir;
+  return base ? path.join(base, "audit-anchors", `${createHash("sha256").update(root).digest("hex").slice(0, 24)}.json`) : undefined;
 }
 
 function readAnchor(root: string): Anchor | undefined {

@@ -14,7 +14,8 @@ import { installHooks, uninstallHooks } from "../hooks/install.js";
 import { readLast } from "../hooks/store-last.js";
 import { callTool } from "./call.js";
 import { installMcp, type Host } from "./install-mcp.js";
-import { callDaemon, daemonStatus, stopDaemon } from "./rpc.js";
+import { listDaemons } from "./daemon-registry.js";
+import { callDaemon, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
 import { installService, uninstallService } from "./service.js";
 
 /** The codemem installation (the folder holding dist/), for hook commands. */
@@ -88,7 +89,9 @@ export function program(): Command {
   const p = new Command("codemem")
     .description("Local code memory for AI coding assistants: index a project, ask it questions.")
     .version("0.1.0")
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Set before the commands are added: subcommands copy it (they exited 1 on usage errors by themselves).
+    .exitOverride();
   const json = new Option("--json", "print machine-readable JSON");
   const PATH_HELP = "project root or a directory inside it (default: the current directory)";
 
@@ -97,7 +100,7 @@ export function program(): Command {
     .argument("[path]", "project root (default: the current directory)")
     .option("--force", "rebuild everything")
     .option("--optimize", "recluster communities, merge FTS segments, ANALYZE and VACUUM after building")
-    .option("--batch-size <n>", "nodes per embedding batch", int("--batch-size"))
+    .option("--batch-size <n>", "nodes per embedding batch (default 1000, or [build] batch_size)", int("--batch-size"))
     .option("--backend <value>", "storage backend: local (SQLite, default), postgres (PostgreSQL + pgvector) or lancedb (embedded files); later commands follow it")
     .option("--db-url <url>", "postgres URL without password (the password comes from CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE)")
     .option("--exclude-secrets", "leave likely secrets out of the index (kept by later builds)")
@@ -115,11 +118,11 @@ export function program(): Command {
     .action((dir, o) => run(rootOf(dir), "stats", {}, !!o.json, f.formatStats));
 
   p.command("query").description("Answer a question with a small cited context").argument("<path>").argument("<question>")
-    .option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
+    .option("--budget <tokens>", "total token budget, 200-20000 (default 800, or [query] budget)", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
   p.command("search").description("Hybrid search for symbols and files").argument("<path>").argument("<query>")
-    .option("--limit <n>", "number of results", int("--limit")).addOption(json)
+    .option("--limit <n>", "number of results, 1-100 (default 10)", int("--limit")).addOption(json)
     .action((dir, query, o) => run(rootOf(dir), "search", { query, ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatSearch));
 
   p.command("wakeup").description("Session-start context for the project").argument("[path]", PATH_HELP).addOption(json)
@@ -133,7 +136,7 @@ export function program(): Command {
     .action((dir, question, o) => run(rootOf(dir), "recursive_query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
   p.command("benchmark").description("Measure retrieval: tokens, reduction, latency, recall and MRR").argument("[path]", PATH_HELP)
-    .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions", int("--limit")).addOption(json)
+    .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions (default: all)", int("--limit")).addOption(json)
     .action((dir, o) => run(rootOf(dir), "benchmark", { ...(o.questions ? { questions: readQuestions(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
 
   p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
@@ -141,7 +144,7 @@ export function program(): Command {
     .action((dir, question, o) => run(rootOf(dir), "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
 
   p.command("neighbors").description("Code used together with a query's hits (learned associations)").argument("<path>").argument("<query>")
-    .option("-k <n>", "number of neighbours", int("-k")).addOption(json)
+    .option("-k <n>", "number of neighbours, 1-50 (default 10)", int("-k")).addOption(json)
     .action((dir, query, o) => run(rootOf(dir), "synaptic_neighbors", { query, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors));
   p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "synapse_stats", {}, !!o.json, f.formatSynapseStats));
@@ -149,7 +152,7 @@ export function program(): Command {
     .option("--ticks <n>", "manual ticks", (v) => Number(v)).addOption(json)
     .action((dir, o) => run(rootOf(dir), "synapse_decay", o.ticks !== undefined ? { ticks: o.ticks } : {}, !!o.json, (r) => `${r.ticks} tick(s): ${r.decayed} edges decayed, ${r.pruned} pruned, ${r.edges} left`));
   p.command("export-synapse-memory").description("Write the strongest associations as markdown memory").argument("[path]", PATH_HELP)
-    .option("--limit <n>", "associations", int("--limit")).addOption(json)
+    .option("--limit <n>", "associations, 1-200 (default 30)", int("--limit")).addOption(json)
     .action((dir, o) => run(rootOf(dir), "export_synapse_memory", o.limit ? { limit: o.limit } : {}, !!o.json, (r) => `wrote ${r.written.join(", ")} (${r.tokens} tokens)`));
 
   p.command("scan-for-secrets").description("Report likely secrets (file and line); exit 1 when any are found").argument("[path]", PATH_HELP).addOption(json)
@@ -216,32 +219,57 @@ export function program(): Command {
     });
 
   const daemon = p.command("daemon").description("Manage the project's daemon");
-  daemon.command("start").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
+  daemon.command("start").description("Start the project's daemon (clients start one on demand too)").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
     const root = rootOf(dir);
     await callDaemon(root, "ping", {}, { source: "cli" });
     const s = await daemonStatus(root);
     o.json ? printJson(s) : console.log(`daemon running (pid ${s.pid}) on ${s.socket}`);
   });
-  daemon.command("stop").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
-    const r = await stopDaemon(rootOf(dir));
-    o.json ? printJson(r) : console.log(r.was_running ? `daemon ${r.pid} stopped${r.killed ? " (killed after timeout)" : ""} in ${r.ms} ms` : "daemon was not running");
+  daemon.command("stop").description("Stop the project's daemon, or with --all every daemon of this user").argument("[path]", PATH_HELP)
+    .option("--all", "stop every running codemem daemon (see `codemem daemon list`)").addOption(json).action(async (dir, o) => {
+      if (o.all && dir !== undefined) throw new CodememError("INVALID_ARGUMENT", `give a path or --all, not both (got "${dir}").`);
+      const stopped = o.all ? await Promise.all(listDaemons().map(async (d) => ({ root: d.root, ...(await stopDaemon(d.root)) }))) : [{ root: rootOf(dir), ...(await stopDaemon(rootOf(dir))) }];
+      if (o.json) return printJson(o.all ? stopped : stopped[0]);
+      if (o.all && stopped.length === 0) console.log("no daemon was running");
+      for (const r of stopped) console.log(r.was_running ? `daemon ${r.pid} stopped${r.killed ? " (killed after timeout)" : ""} in ${r.ms} ms${o.all ? `: ${r.root}` : ""}` : "daemon was not running");
+    });
+  daemon.command("list").description("List this user's running daemons, one per project").addOption(json).action(async (o) => {
+    const rows = await Promise.all(
+      listDaemons().map(async (d) => {
+        const ping = await pingDaemon(d.root, { timeoutMs: 2000 }).catch(() => null);
+        return { ...d, answering: ping?.pid === d.pid, uptime_s: ping?.pid === d.pid ? ping.uptime_s : null };
+      }),
+    );
+    if (o.json) return printJson(rows);
+    if (rows.length === 0) return console.log("no daemon is running");
+    for (const r of rows) console.log(`${String(r.pid).padEnd(8)} ${r.answering ? `up ${r.uptime_s}s`.padEnd(12) : "not answering"} ${r.root}`);
   });
-  daemon.command("status").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
+  daemon.command("status").description("Whether the project's daemon runs: pid, uptime, socket, memory").argument("[path]", PATH_HELP).addOption(json).action(async (dir, o) => {
     const s = await daemonStatus(rootOf(dir));
     if (o.json) printJson(s);
     else console.log(s.running ? `running: pid ${s.pid}, up ${s.uptime_s}s, socket ${s.socket}${s.rss_bytes ? `, RSS ${Math.round(s.rss_bytes / 1048576)} MB` : ""}` : `not running (socket ${s.socket})`);
     if (!s.running) process.exitCode = 4;
   });
-  daemon.command("logs").argument("[path]", PATH_HELP).option("-n, --lines <n>", "last N lines", int("--lines"), 50).action(async (dir, o) => {
+  daemon.command("logs").description("Print the end of the project's daemon log").argument("[path]", PATH_HELP).option("-n, --lines <n>", "last N lines", int("--lines"), 50).action(async (dir, o) => {
     const s = await daemonStatus(rootOf(dir));
     if (!fs.existsSync(s.log_file)) throw new CodememError("PATH_NOT_FOUND", `No daemon log at ${s.log_file} yet; start the daemon with \`codemem daemon start\`.`);
     process.stdout.write(fs.readFileSync(s.log_file, "utf8").split("\n").slice(-o.lines - 1).join("\n"));
   });
 
   p.command("install-service").description("Start the project's daemon on login (systemd user unit / launchd agent)").argument("[path]", PATH_HELP).addOption(json)
-    .action((dir, o) => { const r = installService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+    .action((dir, o) => {
+      const r = installService(rootOf(dir));
+      if (o.json) printJson(r);
+      else console.log(r.activated ? `installed and started ${r.name} (${r.file})` : `wrote ${r.file}, not started: ${r.reason}`);
+      // The file is written, but no service runs: a script must not take that for success.
+      if (!r.activated) process.exitCode = 1;
+    });
   p.command("uninstall-service").description("Remove the login service").argument("[path]", PATH_HELP).addOption(json)
-    .action((dir, o) => { const r = uninstallService(rootOf(dir)); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+    .action((dir, o) => {
+      const r = uninstallService(rootOf(dir));
+      if (o.json) printJson(r);
+      else console.log(r.file_changed ? `removed ${r.file}${r.reason ? ` (${r.reason})` : ""}` : `no service installed (${r.file})`);
+    });
 
   p.command("install-mcp").description("Register codemem-mcp with assistant hosts (project .mcp.json, VS Code, Cursor, Claude user config)").argument("[path]", PATH_HELP)
     .option("--host <hosts>", "comma-separated: project, vscode, cursor, claude-user", "project,vscode").addOption(json)
@@ -253,12 +281,12 @@ export function program(): Command {
     });
 
   p.command("install-hooks").description("Install the assistant hooks (Claude Code .claude/settings.json)").argument("[path]", PATH_HELP).addOption(json)
-    .action((dir, o) => { const r = installHooks(rootOf(dir), { home: HOME }); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
+    .action((dir, o) => { const r = installHooks(rootOf(dir), { home: HOME }); o.json ? printJson(r) : console.log(`${r.file} ${r.settings_file}`); });
   p.command("uninstall-hooks").description("Remove codemem's assistant hooks").argument("[path]", PATH_HELP).addOption(json)
-    .action((dir, o) => { const r = uninstallHooks(rootOf(dir)); o.json ? printJson(r) : console.log(`${r.changed ? "updated" : "unchanged"} ${r.settings_file}`); });
+    .action((dir, o) => { const r = uninstallHooks(rootOf(dir)); o.json ? printJson(r) : console.log(`${r.file} ${r.settings_file}`); });
   p.command("init-hook").description("Install a git post-commit hook that re-indexes changed files in the background").argument("[path]", PATH_HELP)
     .option("--remove", "remove the hook block again").addOption(json)
-    .action((dir, o) => { const root = rootOf(dir); const r = o.remove ? uninstallGitHook(root) : installGitHook(root); o.json ? printJson(r) : console.log(JSON.stringify(r, null, 2)); });
+    .action((dir, o) => { const root = rootOf(dir); const r = o.remove ? uninstallGitHook(root) : installGitHook(root); o.json ? printJson(r) : console.log(`${r.action} ${r.hook_file}`); });
   p.command("last").description("Print the full output a hook compressed most recently").argument("[path]", PATH_HELP).option("-n <n>", "n-th most recent", int("-n"), 1)
     .action((dir, o) => {
       const r = readLast(rootOf(dir), o.n);
@@ -272,11 +300,12 @@ export function program(): Command {
 export async function main(argv: string[]): Promise<number> {
   configureLog({ debug: resolveProcessSettings().debug, component: "cli" });
   try {
-    await program().exitOverride().parseAsync(argv);
+    await program().parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0; // a command may set its own (status: 4 = not running)
   } catch (err) {
     const e = err as { code?: string; exitCode?: number };
-    if (typeof e.code === "string" && e.code.startsWith("commander.")) return e.exitCode ?? 2;
+    // Help and --version end with 0; a usage error is bad input like any other (2).
+    if (typeof e.code === "string" && e.code.startsWith("commander.")) return e.exitCode === 0 ? 0 : 2;
     const ce = asCodememError(err);
     process.stderr.write(`codemem: ${ce.code}: ${ce.message}\n`);
     return exitCodeFor(ce.code);

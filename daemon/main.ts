@@ -7,6 +7,7 @@
  */
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
+import { registerDaemon, unregisterDaemon } from "../client/daemon-registry.js";
 import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../client/socket-path.js";
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
@@ -239,6 +240,7 @@ async function main(): Promise<void> {
         // Only our own: after `rm -rf .codemem` another daemon may own the path by now.
         if (ownsSocket()) fs.rmSync(files.socket, { force: true });
         releaseLock(files.lock);
+        unregisterDaemon(root, process.pid);
       } catch (err) {
         clean = false;
         log.warn("shutdown: cannot remove socket or lock", { error: (err as Error).message });
@@ -270,6 +272,11 @@ async function main(): Promise<void> {
   }
   socketIno = fs.statSync(files.socket).ino;
   log.info("daemon listening", { root, socket: files.socket, pid: process.pid, version: VERSION, node: process.version });
+  try {
+    registerDaemon({ root, pid: process.pid, socket: files.socket, started_at: new Date(startedAt).toISOString(), version: VERSION });
+  } catch (err) {
+    log.warn("cannot record this daemon for `codemem daemon list`", { error: (err as Error).message });
+  }
   // Its socket or lock removed (rm -rf .codemem, git clean -fdx): clients can no longer reach this
   // daemon and start another one, so this one steps down instead of building beside it.
   setInterval(() => {

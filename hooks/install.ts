@@ -30,6 +30,8 @@ export interface HooksChange {
   updated: string[];
   removed: string[];
   changed: boolean;
+  /** What happened to the settings file: created, updated, deleted (nothing but our hooks was in it) or unchanged. */
+  file: "created" | "updated" | "deleted" | "unchanged";
 }
 
 /** The codemem package directory holding dist/ (this module lives in dist/hooks/). */
@@ -93,7 +95,8 @@ export function installHooks(root: string, opts: { home?: string } = {}): HooksC
   const file = settingsPath(root);
   const before = readSettings(file);
   const s = JSON.parse(JSON.stringify(before)) as Settings;
-  const change: HooksChange = { settings_file: file, added: [], updated: [], removed: [], changed: false };
+  const existed = fs.existsSync(file);
+  const change: HooksChange = { settings_file: file, added: [], updated: [], removed: [], changed: false, file: "unchanged" };
   const wanted: { event: string; group: MatcherGroup }[] = [
     { event: "PostToolUse", group: { matcher: POST_TOOL_USE_MATCHER, hooks: [{ type: "command", command: ourCommand(home, "post-tool-use.js"), timeout: 5 }] } },
     { event: "SessionStart", group: { hooks: [{ type: "command", command: ourCommand(home, "session-start.js"), timeout: 10 }] } },
@@ -118,14 +121,17 @@ export function installHooks(root: string, opts: { home?: string } = {}): HooksC
     }
   }
   change.changed = JSON.stringify(s) !== JSON.stringify(before);
-  if (change.changed) writeSettings(file, s);
+  if (change.changed) {
+    writeSettings(file, s);
+    change.file = existed ? "updated" : "created";
+  }
   return change;
 }
 
 /** Removes only the codemem hooks from `<root>/.claude/settings.json`, dropping what that leaves empty. */
 export function uninstallHooks(root: string): HooksChange {
   const file = settingsPath(root);
-  const change: HooksChange = { settings_file: file, added: [], updated: [], removed: [], changed: false };
+  const change: HooksChange = { settings_file: file, added: [], updated: [], removed: [], changed: false, file: "unchanged" };
   if (!fs.existsSync(file)) return change;
   const before = readSettings(file);
   const s = JSON.parse(JSON.stringify(before)) as Settings;
@@ -151,6 +157,14 @@ export function uninstallHooks(root: string): HooksChange {
   }
   if (Object.keys(s.hooks).length === 0) delete s.hooks;
   change.changed = JSON.stringify(s) !== JSON.stringify(before);
-  if (change.changed) writeSettings(file, s);
+  if (!change.changed) return change;
+  // A settings file that held only our hooks goes with them (it was left as `{}`).
+  if (Object.keys(s).length === 0) {
+    fs.rmSync(file);
+    change.file = "deleted";
+  } else {
+    writeSettings(file, s);
+    change.file = "updated";
+  }
   return change;
 }

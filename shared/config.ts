@@ -324,6 +324,8 @@ export function resolveProcessSettings(env: Env = process.env): {
   eventLog: boolean;
   project?: string;
   runtimeDir?: string;
+  /** `$XDG_STATE_HOME/codemem` (default `~/.local/state/codemem`): per-user state outside projects; undefined without HOME. */
+  stateDir?: string;
   /** CODEMEM_IDLE_MINUTES: how long a daemon started on demand waits without clients before it exits (0 = never). */
   idleMinutes: number;
   /** CODEMEM_BACKEND / CODEMEM_DB_URL as given (checked by resolveConfig): the server's --backend / --db-url equivalents. */
@@ -350,6 +352,7 @@ export function resolveProcessSettings(env: Env = process.env): {
     dbUrl: env.CODEMEM_DB_URL || undefined,
     /** Per-user runtime directory for daemon sockets whose in-project path is too long. */
     runtimeDir: env.XDG_RUNTIME_DIR || undefined,
+    stateDir: env.XDG_STATE_HOME ? path.join(env.XDG_STATE_HOME, "codemem") : env.HOME ? path.join(env.HOME, ".local", "state", "codemem") : undefined,
   };
 }
 

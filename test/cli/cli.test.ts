@@ -147,4 +147,81 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(st.status).toBe(4);
     expect(cli(["daemon", "start", "."]).stdout).toMatch(/daemon running/);
   });
+
+  it("lists this user's daemons and stops them all; a killed daemon drops out of the list", async () => {
+    // A state directory of this test only: --all must not stop the daemons of other test files.
+    const env = { ...process.env, XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-state-")) };
+    const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: p.root, encoding: "utf8", timeout: 60_000, env });
+    const a = makeProject({ "a.py": "def a():\n    return 1\n" });
+    const b = makeProject({ "b.py": "def b():\n    return 2\n" });
+    const c = makeProject({ "c.py": "def c():\n    return 3\n" });
+    try {
+      for (const x of [a, b, c]) expect(run(["daemon", "start", x.root]).status).toBe(0);
+      const listed = JSON.parse(run(["daemon", "list", "--json"]).stdout) as { root: string; pid: number; answering: boolean }[];
+      expect(listed.map((d) => d.root).sort()).toEqual([a.root, b.root, c.root].sort());
+      expect(listed.every((d) => d.answering)).toBe(true);
+      expect(run(["daemon", "list"]).stdout).toContain(b.root);
+      // kill -9 leaves its note behind; the list checks the process and forgets it.
+      const killed = listed.find((d) => d.root === c.root)!.pid;
+      process.kill(killed, "SIGKILL");
+      await waitUntil(() => !fs.existsSync(`/proc/${killed}`) || fs.readFileSync(`/proc/${killed}/stat`, "utf8").includes(") Z "));
+      expect((JSON.parse(run(["daemon", "list", "--json"]).stdout) as { root: string }[]).map((d) => d.root).sort()).toEqual([a.root, b.root].sort());
+      expect(run(["daemon", "stop", a.root, "--all"]).status).toBe(2);
+      const stopped = JSON.parse(run(["daemon", "stop", "--all", "--json"]).stdout) as { root: string; stopped: boolean }[];
+      expect(stopped.map((r) => r.root).sort()).toEqual([a.root, b.root].sort());
+      expect(stopped.every((r) => r.stopped)).toBe(true);
+      expect(JSON.parse(run(["daemon", "list", "--json"]).stdout)).toEqual([]);
+      expect(run(["daemon", "list"]).stdout).toMatch(/no daemon is running/);
+      // The project's own daemon (another state directory) still runs.
+      expect(cli(["daemon", "status", "."]).status).toBe(0);
+    } finally {
+      for (const x of [a, b, c]) {
+        await stopDaemon(x.root).catch(() => {});
+        x.cleanup();
+      }
+    }
+  });
+
+  it("usage errors exit 2 like other bad input; setup commands speak plainly without --json", () => {
+    for (const args of [["query"], ["search", ".", "x", "--limit"], ["stats", "--no-such-flag"], ["frobnicate"]]) {
+      const r = cli(args);
+      expect(r.status, args.join(" ")).toBe(2);
+    }
+    expect(cli(["--help"]).status).toBe(0);
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-home-"));
+    const proj = makeProject({ "a.py": "def a():\n    return 1\n" });
+    const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: proj.root, encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: home } });
+    try {
+      const settings = path.join(proj.root, ".claude/settings.json");
+      expect(run(["install-hooks", "."]).stdout).toBe(`created ${settings}\n`);
+      expect(run(["install-hooks", "."]).stdout).toBe(`unchanged ${settings}\n`);
+      // Nothing but our hooks was in it: the file goes (it was left as {}).
+      expect(run(["uninstall-hooks", "."]).stdout).toBe(`deleted ${settings}\n`);
+      expect(fs.existsSync(settings)).toBe(false);
+      fs.mkdirSync(path.dirname(settings), { recursive: true });
+      fs.writeFileSync(settings, JSON.stringify({ model: "opus" }));
+      expect(run(["install-hooks", "."]).stdout).toBe(`updated ${settings}\n`);
+      expect(run(["uninstall-hooks", "."]).stdout).toBe(`updated ${settings}\n`);
+      expect(JSON.parse(fs.readFileSync(settings, "utf8"))).toEqual({ model: "opus" });
+      spawnSync("git", ["init", "-q"], { cwd: proj.root });
+      expect(run(["init-hook", "."]).stdout).toMatch(/^installed .*\.git\/hooks\/post-commit\n$/);
+      expect(run(["init-hook", ".", "--remove"]).stdout).toMatch(/^removed /);
+      // A service that was written but not started is not a success.
+      const svc = run(["install-service", "."]);
+      expect(svc.stdout).not.toMatch(/^\{/);
+      expect(svc.status).toBe(/^installed and started/.test(svc.stdout) ? 0 : 1);
+      expect(run(["uninstall-service", "."]).stdout).toMatch(/^removed .*codemem-.*\.service/);
+    } finally {
+      proj.cleanup();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
 });
+
+async function waitUntil(ok: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

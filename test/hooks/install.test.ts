@@ -65,13 +65,15 @@ describe("installHooks / uninstallHooks (.claude/settings.json)", () => {
 
   it("creates the settings file when absent and leaves no empty structure behind", () => {
     const root = tmp("cm-settings-");
-    installHooks(root);
+    expect(installHooks(root).file).toBe("created");
     const file = path.join(root, ".claude", "settings.json");
     const cmd = JSON.parse(fs.readFileSync(file, "utf8")).hooks.PostToolUse[0].hooks[0].command as string;
     expect(cmd).toMatch(/dist\/hooks\/post-tool-use\.js/);
     expect(path.isAbsolute(cmd.split("'")[1])).toBe(true);
-    uninstallHooks(root);
-    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual({});
+    expect(installHooks(root).file).toBe("unchanged");
+    // The file held only our hooks: it goes with them (it was left as {}).
+    expect(uninstallHooks(root).file).toBe("deleted");
+    expect(fs.existsSync(file)).toBe(false);
   });
 
   it("refuses a settings file that is not JSON, without touching it", () => {

@@ -24,7 +24,7 @@ const opt = (name) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const setFiles = args.flatMap((a, i) => (args[i - 1] === "--questions" ? [path.resolve(a)] : []));
-const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
+const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json", "languages-ruby.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
   const spec = JSON.parse(fs.readFileSync(file, "utf8"));
   return { name: path.basename(file, ".json"), spec };
 });
@@ -125,7 +125,7 @@ for (const [name, c] of Object.entries(corpora)) {
 // Latency on a 10,000-node index (the target's size): the python-stdlib files in path order up to
 // 10,000 nodes, asked every stdlib question (answers need not be right for the timing).
 const LATENCY_NODES = 10_000;
-if (!onlyCorpus || onlyCorpus === "python-stdlib") {
+if (corpora["python-stdlib"] && (!onlyCorpus || onlyCorpus === "python-stdlib")) {
   const full = path.join(root, ".bench-cache/work/python-stdlib");
   const engine = await ProjectEngine.open(full, { sideEffects: false });
   const perFile = new Map();

@@ -14,6 +14,7 @@
 #                  npm package vendors it, without its generated wasm stdlib header.
 #   leveldb        LevelDB 1.20 in C++ (db, table, util, port, include, helpers), as the
 #                  leveldown npm package vendors it, without *_test.cc, benchmarks and tools.
+#   rack           Rack 2.2 in Ruby (lib/), Debian package ruby-rack, with its copyright file.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -30,6 +31,7 @@ GO_VERSION="1.19.8-2"
 RXJS_VERSION="7.8.2"
 TREE_SITTER_VERSION="0.25.1"
 LEVELDOWN_VERSION="6.1.1"
+RACK_VERSION="2.2.22-0+deb12u2"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -111,6 +113,20 @@ fetch_leveldb() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_rack() {
+  local name="rack" source="ruby-rack=$RACK_VERSION:lib"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian ruby-rack $RACK_VERSION"
+  local got out="$TMP/$name" src
+  got="$(apt_fetch ruby-rack "$RACK_VERSION" "$TMP/rack-deb")"
+  src="$(ls -d "$TMP"/rack-deb/root/usr/share/rubygems-integration/all/gems/rack-*/lib)"
+  mkdir -p "$out"
+  cp -a "$src" "$out/lib"
+  cp "$TMP/rack-deb/root/usr/share/doc/ruby-rack/copyright" "$out/COPYRIGHT"
+  [[ "$got" == "$RACK_VERSION" ]] || source="ruby-rack=$got:lib"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -121,9 +137,10 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
 if want tree-sitter-c; then fetch_tree_sitter_c; summary tree-sitter-c c; fi
 if want leveldb; then fetch_leveldb; summary leveldb cc; fi
+if want rack; then fetch_rack; summary rack rb; fi

@@ -194,7 +194,10 @@ function signatureOf(def: TSNode, source: string): string {
     body = def.childForFieldName("value")?.childForFieldName("body") ?? null;
   }
   let text: string;
-  if (body && body.startIndex > def.startIndex) text = source.slice(def.startIndex, body.startIndex);
+  // A comment between the head and the body (Ruby's `class Foo # why`, or doc comments inside) is no part of the signature.
+  const comment = def.children.find((c) => c?.type === "comment" && (!body || c.startIndex < body.startIndex));
+  if (comment && comment.startIndex > def.startIndex && (!body || comment.startIndex < body.startIndex)) text = source.slice(def.startIndex, comment.startIndex);
+  else if (body && body.startIndex > def.startIndex) text = source.slice(def.startIndex, body.startIndex);
   else {
     const nl = source.indexOf("\n", def.startIndex);
     text = source.slice(def.startIndex, nl === -1 || nl > def.endIndex ? def.endIndex : nl);

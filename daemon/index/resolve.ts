@@ -7,7 +7,9 @@ import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./type
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** Names too common to resolve by global uniqueness alone. */
-const TOO_COMMON = new Set(["get", "set", "run", "init", "main", "new", "close", "open", "read", "write", "start", "stop", "call", "apply", "update", "__init__", "constructor", "toString", "String", "Error", "len", "str", "map", "filter", "push", "add", "next"]);
+const TOO_COMMON = new Set(["get", "set", "run", "init", "main", "new", "close", "open", "read", "write", "start", "stop", "call", "apply", "update", "__init__", "constructor", "toString", "String", "Error", "len", "str", "map", "filter", "push", "add", "next",
+  // Object protocol every value answers (Ruby's predicates, Java's equals): a call on an untyped receiver names no definition of ours.
+  "hash", "inspect", "each", "fetch", "equals", "hashCode", "respond_to?", "has_key?", "key?", "include?", "empty?", "nil?", "is_a?", "kind_of?"]);
 
 export interface NodeRecord extends GraphNode {
   code: string;

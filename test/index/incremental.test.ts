@@ -9,13 +9,14 @@ import { seededRandom } from "../../shared/random.js";
 
 const repo = path.resolve(__dirname, "../..");
 
-/** Real trees: a slice of Go's standard library (committed), Python's (on the machine), this repository's TypeScript, the C, C++ and JavaScript fixtures. */
+/** Real trees: a slice of Go's standard library (committed), Python's (on the machine), this repository's TypeScript, the C, C++, JavaScript and Ruby fixtures. */
 const TREES = [
   { name: "go", root: path.join(repo, "test/fixtures/trees/go"), dirs: [""] },
   { name: "python", root: "/usr/lib/python3.11", dirs: ["email", "json", "http", "logging", "importlib", "concurrent", "urllib", "collections"] },
   { name: "typescript", root: repo, dirs: ["daemon", "shared", "client", "hooks"] },
-  // C and C++ (includes, out-of-class methods joining a class of an included header) beside express's JavaScript.
-  { name: "c, c++ and javascript", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express"] },
+  // C and C++ (includes, out-of-class methods joining a class of an included header) beside express's
+  // JavaScript and Mustermann's Ruby (require across lib/, modules nesting classes, inherited methods).
+  { name: "c, c++, javascript and ruby", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express", "ruby-mustermann"] },
 ];
 
 function sources(root: string, dirs: string[]): Map<string, string> {

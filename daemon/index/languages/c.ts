@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, cleanComment, leadingComment, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
 
 /** A function's declarator around its name: plain, returning a pointer (one or two levels) or (C++) a reference. */
 function declarators(name: string, reference = true): string {
@@ -101,18 +101,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
     if (!beside.startsWith("../") && project.has(beside)) return [beside];
   }
   const suffix = path.posix.normalize(rel).replace(/^(\.\.?\/)+/, "");
-  const found = project.filesEndingWith(suffix);
-  if (found.length <= 1) return found;
-  return [found.reduce((best, f) => (sharedPrefix(f, from.path) > sharedPrefix(best, from.path) ? f : best))];
-}
-
-/** Directories two paths share from the root. */
-function sharedPrefix(a: string, b: string): number {
-  const x = a.split("/");
-  const y = b.split("/");
-  let i = 0;
-  while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
-  return i;
+  return nearestTo(from.path, project.filesEndingWith(suffix));
 }
 
 const common = { docstring, bases, imports: importsOf, moduleDoc, family: "c", globImports: true, resolveImport };

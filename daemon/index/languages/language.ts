@@ -118,3 +118,18 @@ export function bareTypeName(text: string): string {
   const parts = m[0].split(/\s*(?:\.|::)\s*/);
   return parts[parts.length - 1];
 }
+
+/** Of several candidate files, the one sharing the most directories with `from` (the first on a tie); [] for none. */
+export function nearestTo(from: string, files: string[]): string[] {
+  if (files.length <= 1) return files;
+  return [files.reduce((best, f) => (sharedPrefix(f, from) > sharedPrefix(best, from) ? f : best))];
+}
+
+/** Directories two paths share from the root. */
+function sharedPrefix(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  let i = 0;
+  while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
+  return i;
+}

@@ -15,6 +15,7 @@
 #   leveldb        LevelDB 1.20 in C++ (db, table, util, port, include, helpers), as the
 #                  leveldown npm package vendors it, without *_test.cc, benchmarks and tools.
 #   rack           Rack 2.2 in Ruby (lib/), Debian package ruby-rack, with its copyright file.
+#   monolog        Monolog 2.9 in PHP (src/Monolog), Debian package php-monolog, with its copyright file.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -32,6 +33,7 @@ RXJS_VERSION="7.8.2"
 TREE_SITTER_VERSION="0.25.1"
 LEVELDOWN_VERSION="6.1.1"
 RACK_VERSION="2.2.22-0+deb12u2"
+MONOLOG_VERSION="2.9.1-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -127,6 +129,19 @@ fetch_rack() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_monolog() {
+  local name="monolog" source="php-monolog=$MONOLOG_VERSION:src"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian php-monolog $MONOLOG_VERSION"
+  local got out="$TMP/$name"
+  got="$(apt_fetch php-monolog "$MONOLOG_VERSION" "$TMP/monolog-deb")"
+  mkdir -p "$out/src"
+  cp -a "$TMP/monolog-deb/root/usr/share/php/Monolog" "$out/src/Monolog"
+  cp "$TMP/monolog-deb/root/usr/share/doc/php-monolog/copyright" "$out/COPYRIGHT"
+  [[ "$got" == "$MONOLOG_VERSION" ]] || source="php-monolog=$got:src"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -137,10 +152,11 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
 if want tree-sitter-c; then fetch_tree_sitter_c; summary tree-sitter-c c; fi
 if want leveldb; then fetch_leveldb; summary leveldb cc; fi
 if want rack; then fetch_rack; summary rack rb; fi
+if want monolog; then fetch_monolog; summary monolog php; fi

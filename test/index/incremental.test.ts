@@ -15,8 +15,8 @@ const TREES = [
   { name: "python", root: "/usr/lib/python3.11", dirs: ["email", "json", "http", "logging", "importlib", "concurrent", "urllib", "collections"] },
   { name: "typescript", root: repo, dirs: ["daemon", "shared", "client", "hooks"] },
   // C and C++ (includes, out-of-class methods joining a class of an included header) beside express's
-  // JavaScript and Mustermann's Ruby (require across lib/, modules nesting classes, inherited methods).
-  { name: "c, c++, javascript and ruby", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express", "ruby-mustermann"] },
+  // JavaScript, Mustermann's Ruby (require, modules nesting classes, inherited methods) and PSR-3's PHP (use, namespaces, traits).
+  { name: "c, c++, javascript, ruby and php", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express", "ruby-mustermann", "php-psr-log"] },
 ];
 
 function sources(root: string, dirs: string[]): Map<string, string> {

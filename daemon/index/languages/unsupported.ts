@@ -8,7 +8,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
   ".cs": "C#",
-  ".php": "PHP",
   ".kt": "Kotlin",
   ".kts": "Kotlin",
   ".swift": "Swift",

@@ -16,6 +16,9 @@
 #                  leveldown npm package vendors it, without *_test.cc, benchmarks and tools.
 #   rack           Rack 2.2 in Ruby (lib/), Debian package ruby-rack, with its copyright file.
 #   monolog        Monolog 2.9 in PHP (src/Monolog), Debian package php-monolog, with its copyright file.
+#   newtonsoft-json  Json.NET 6.0.8 in C# (Src/Newtonsoft.Json, no tests), from the orig tarball of
+#                  Debian's source package newtonsoft-json (through a private deb-src list: the
+#                  machine's apt configuration is not touched).
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -34,6 +37,7 @@ TREE_SITTER_VERSION="0.25.1"
 LEVELDOWN_VERSION="6.1.1"
 RACK_VERSION="2.2.22-0+deb12u2"
 MONOLOG_VERSION="2.9.1-1"
+NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -142,6 +146,25 @@ fetch_monolog() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_newtonsoft() {
+  local name="newtonsoft-json" source="src:newtonsoft-json=$NEWTONSOFT_VERSION:Src/Newtonsoft.Json"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package newtonsoft-json $NEWTONSOFT_VERSION"
+  local apt="$TMP/apt-src" out="$TMP/$name" src
+  mkdir -p "$apt/lists/partial" "$TMP/nj"
+  echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt/sources.list"
+  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null" -o "Dir::State::Lists=$apt/lists")
+  apt-get -q "${opts[@]}" update >&2
+  # Only the upstream tarball is needed (the Debian packaging may be missing from the mirror).
+  (cd "$TMP/nj" && apt-get -q "${opts[@]}" source --download-only "newtonsoft-json=$NEWTONSOFT_VERSION" >&2 || true)
+  tar -C "$TMP/nj" -xzf "$(ls "$TMP"/nj/newtonsoft-json_*.orig.tar.gz)"
+  src="$(ls -d "$TMP"/nj/newtonsoft-json-*/Src/Newtonsoft.Json)"
+  mkdir -p "$out"
+  cp -a "$src" "$out/Newtonsoft.Json"
+  cp "$(dirname "$(dirname "$src")")/LICENSE.md" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -152,7 +175,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -160,3 +183,4 @@ if want tree-sitter-c; then fetch_tree_sitter_c; summary tree-sitter-c c; fi
 if want leveldb; then fetch_leveldb; summary leveldb cc; fi
 if want rack; then fetch_rack; summary rack rb; fi
 if want monolog; then fetch_monolog; summary monolog php; fi
+if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi

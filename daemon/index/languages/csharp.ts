@@ -1,0 +1,91 @@
+import type { Node as TSNode } from "web-tree-sitter";
+import type { FileExtract, RawImport } from "../types.js";
+import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+
+/**
+ * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the
+ * file's package: `using N;` makes the types of namespace N visible, and types of one directory
+ * (one namespace, by convention) see each other.
+ */
+const QUERY = `
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(invocation_expression function: [(identifier) @call.name (generic_name (identifier) @call.name)]) @call
+(invocation_expression function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call.name (generic_name (identifier) @call.name)]) (#not-eq? @call.receiver "base")) @call
+(object_creation_expression type: [(identifier) @call.name (generic_name (identifier) @call.name) (qualified_name name: [(identifier) @call.name (generic_name (identifier) @call.name)])]) @call
+`;
+
+/** `using N;` and `using A = N;` (a namespace by alias); `using static` and `global using` too. */
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  for (const u of root.descendantsOfType("using_directive")) {
+    if (!u) continue;
+    const target = u.namedChildren.find((c) => c && (c.type === "qualified_name" || c.type === "identifier") && !c.equals(u.childForFieldName("name") ?? c.parent!));
+    const alias = u.childForFieldName("name")?.text;
+    const module = (target ?? u.namedChildren[u.namedChildren.length - 1])?.text.replace(/\s+/g, "");
+    if (module) out.push({ module, names: [], ...(alias ? { alias } : {}), line: u.startPosition.row + 1 });
+  }
+  return out;
+}
+
+/** XML documentation (`/// <summary>…</summary>`) as plain text: tags dropped, `<see cref="X"/>` kept as X. */
+function docstring(def: TSNode): string {
+  let holder = def;
+  // Attributes stand between the comment and the declaration in the tree only as children, so the comment is the declaration's sibling.
+  while (holder.parent && holder.parent.type === "attribute_list") holder = holder.parent;
+  return leadingComment(holder)
+    .replace(/<(?:see|seealso|paramref|typeparamref)\s+(?:cref|name|langword)="([^"]*)"\s*\/>/g, (_m, x: string) => x.replace(/^[A-Z]:/, ""))
+    .replace(/<\/?[a-zA-Z]+(?:\s+[a-z]+="[^"]*")*\s*\/?>/g, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
+function bases(def: TSNode): string[] {
+  const list = def.namedChildren.find((c) => c?.type === "base_list");
+  return (list?.namedChildren ?? []).filter((c): c is TSNode => !!c && c.type !== "argument_list").map((c) => bareTypeName(c.text));
+}
+
+/** The file's namespace (block or file-scoped). */
+function packageName(root: TSNode): string | undefined {
+  const ns = root.descendantsOfType(["namespace_declaration", "file_scoped_namespace_declaration"])[0];
+  return ns?.childForFieldName("name")?.text.replace(/\s+/g, "");
+}
+
+/** The file's leading comment when it is not a licence and not glued to what follows. */
+function moduleDoc(root: TSNode): string {
+  for (const c of root.namedChildren) {
+    if (!c || c.type !== "comment") return "";
+    if (/copyright|licen[cs]e|SPDX-License|permission is hereby granted/i.test(c.text)) continue;
+    const next = c.nextNamedSibling;
+    if (next && next.type !== "comment" && next.startPosition.row <= c.endPosition.row + 1) return "";
+    return cleanComment(c.text);
+  }
+  return "";
+}
+
+/** The files declaring the namespace (a project may hold a subtree of it: by suffix). */
+function resolveImport(spec: string, _from: FileExtract, project: ProjectView): string[] {
+  return project.declaring(spec, { suffix: true });
+}
+
+export const csharp: LanguageSpec = {
+  id: "csharp",
+  extensions: [".cs"],
+  grammar: "tree-sitter-c-sharp.wasm",
+  query: QUERY,
+  docstring,
+  bases,
+  imports: importsOf,
+  packageName,
+  moduleDoc,
+  selfNames: ["this"],
+  implicitSelf: true,
+  directoryScope: true,
+  globImports: true,
+  resolveImport,
+};

@@ -19,6 +19,8 @@
 #   newtonsoft-json  Json.NET 6.0.8 in C# (Src/Newtonsoft.Json, no tests), from the orig tarball of
 #                  Debian's source package newtonsoft-json (through a private deb-src list: the
 #                  machine's apt configuration is not touched).
+#   gesture-handler  The Android sources (android/src/main: Kotlin, two Java files, JNI C++) of the
+#                  react-native-gesture-handler npm package, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -38,6 +40,7 @@ LEVELDOWN_VERSION="6.1.1"
 RACK_VERSION="2.2.22-0+deb12u2"
 MONOLOG_VERSION="2.9.1-1"
 NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
+GESTURE_HANDLER_VERSION="3.5.0"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -165,6 +168,19 @@ fetch_newtonsoft() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_gesture_handler() {
+  local name="gesture-handler" source="npm:react-native-gesture-handler@$GESTURE_HANDLER_VERSION:android/src/main"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching react-native-gesture-handler@$GESTURE_HANDLER_VERSION from npm"
+  local out="$TMP/$name"
+  mkdir -p "$TMP/npm-gh" "$out/src"
+  (cd "$TMP/npm-gh" && npm pack --silent "react-native-gesture-handler@$GESTURE_HANDLER_VERSION" >/dev/null)
+  tar -C "$TMP/npm-gh" -xzf "$TMP/npm-gh/react-native-gesture-handler-$GESTURE_HANDLER_VERSION.tgz"
+  cp -a "$TMP/npm-gh/package/android/src/main" "$out/src/main"
+  cp "$TMP/npm-gh/package/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -175,7 +191,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -184,3 +200,4 @@ if want leveldb; then fetch_leveldb; summary leveldb cc; fi
 if want rack; then fetch_rack; summary rack rb; fi
 if want monolog; then fetch_monolog; summary monolog php; fi
 if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi
+if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt; fi

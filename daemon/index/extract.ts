@@ -187,7 +187,8 @@ function implName(text: string): string {
 }
 
 function signatureOf(def: TSNode, source: string): string {
-  let body = def.childForFieldName("body");
+  // Kotlin names no body field: its function_body (a block or `= expression`) ends the head.
+  let body = def.childForFieldName("body") ?? def.namedChildren.find((c) => c?.type === "function_body") ?? null;
   if (!body && (def.type === "lexical_declaration" || def.type === "variable_declaration")) {
     body = def.namedChildren[0]?.childForFieldName("value")?.childForFieldName("body") ?? null;
   } else if (!body) {

@@ -7,8 +7,6 @@
 export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
-  ".kt": "Kotlin",
-  ".kts": "Kotlin",
   ".swift": "Swift",
   ".scala": "Scala",
   ".sc": "Scala",

@@ -1,0 +1,97 @@
+import type { Node as TSNode } from "web-tree-sitter";
+import type { FileExtract, RawImport } from "../types.js";
+import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+
+/**
+ * Kotlin. As in Java, names are qualified by their classes (`GestureHandler.activate`) and the
+ * `package` is the file's package. An object is a class; a companion's functions belong to the class
+ * (`Foo.create()`); an extension function joins its receiver type like a Go method. `Foo(...)` is
+ * a call of the class.
+ */
+const QUERY = `
+(class_declaration "class" name: (identifier) @name) @def.class
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(object_declaration name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(call_expression . (identifier) @call.name) @call
+(call_expression . (navigation_expression (_) @call.receiver . (identifier) @call.name .) (#not-eq? @call.receiver "super")) @call
+`;
+
+/** `import a.b.C` (binds C of package a.b), `import a.b.C as D`, `import a.b.*` (every name of a.b). */
+function importsOf(root: TSNode): RawImport[] {
+  const out: RawImport[] = [];
+  for (const imp of root.namedChildren) {
+    if (imp?.type !== "import") continue;
+    const path = imp.namedChildren.find((c) => c?.type === "qualified_identifier")?.text.replace(/\s+/g, "");
+    if (!path) continue;
+    const line = imp.startPosition.row + 1;
+    if (/\.\s*\*\s*$/.test(imp.text)) {
+      out.push({ module: path, names: [], line });
+      continue;
+    }
+    const cut = path.lastIndexOf(".");
+    const name = path.slice(cut + 1);
+    const alias = imp.namedChildren.find((c) => c?.type === "identifier")?.text ?? name;
+    out.push({ module: cut < 0 ? "" : path.slice(0, cut), names: [{ name, alias }], line });
+  }
+  return out;
+}
+
+/** Superclass and interfaces (`: ViewGroup(context), Listener`). */
+function bases(def: TSNode): string[] {
+  const specs = def.namedChildren.find((c) => c?.type === "delegation_specifiers");
+  const out: string[] = [];
+  for (const s of specs?.namedChildren ?? []) {
+    const t = s?.descendantsOfType("user_type")[0];
+    if (t) out.push(bareTypeName(t.text));
+  }
+  return out;
+}
+
+/** `fun View.extend()`: the type before the name. */
+function receiverType(def: TSNode): string | undefined {
+  if (def.type !== "function_declaration") return undefined;
+  const name = def.childForFieldName("name");
+  const t = def.namedChildren.find((c) => c && (c.type === "user_type" || c.type === "nullable_type") && name && c.startIndex < name.startIndex);
+  return t ? bareTypeName(t.text) : undefined;
+}
+
+function packageName(root: TSNode): string | undefined {
+  return root.namedChildren.find((c) => c?.type === "package_header")?.namedChildren[0]?.text.replace(/\s+/g, "");
+}
+
+/** The file's leading comment when it is not a licence and not glued to what follows. */
+function moduleDoc(root: TSNode): string {
+  for (const c of root.namedChildren) {
+    if (!c || !c.type.endsWith("comment")) return "";
+    if (/copyright|licen[cs]e|SPDX-License/i.test(c.text)) continue;
+    const next = c.nextNamedSibling;
+    if (next && !next.type.endsWith("comment") && next.startPosition.row <= c.endPosition.row + 1) return "";
+    return cleanComment(c.text);
+  }
+  return "";
+}
+
+/** The files declaring the package (a project may hold a subtree of it: by suffix). */
+function resolveImport(spec: string, _from: FileExtract, project: ProjectView): string[] {
+  return spec ? project.declaring(spec, { suffix: true }) : [];
+}
+
+export const kotlin: LanguageSpec = {
+  id: "kotlin",
+  extensions: [".kt", ".kts"],
+  grammar: "@tree-sitter-grammars/tree-sitter-kotlin/tree-sitter-kotlin.wasm",
+  query: QUERY,
+  docstring: (def) => leadingComment(def),
+  bases,
+  imports: importsOf,
+  receiverType,
+  packageName,
+  moduleDoc,
+  selfNames: ["this"],
+  implicitSelf: true,
+  // Files of one package (one directory, by convention) see each other's top-level names.
+  directoryScope: true,
+  globImports: true,
+  resolveImport,
+};

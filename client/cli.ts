@@ -13,7 +13,7 @@ import { installGitHook, uninstallGitHook } from "../hooks/git-hook.js";
 import { installHooks, uninstallHooks } from "../hooks/install.js";
 import { readLast } from "../hooks/store-last.js";
 import { callTool } from "./call.js";
-import { installMcp, type Host } from "./install-mcp.js";
+import { checkHosts, installMcp, uninstallMcp } from "./install-mcp.js";
 import { listDaemons } from "./daemon-registry.js";
 import { callDaemon, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
 import { installService, uninstallService } from "./service.js";
@@ -271,12 +271,22 @@ export function program(): Command {
       else console.log(r.file_changed ? `removed ${r.file}${r.reason ? ` (${r.reason})` : ""}` : `no service installed (${r.file})`);
     });
 
+  const hostOption = (dflt: string) => new Option("--host <hosts>", "comma-separated: project (.mcp.json), vscode, cursor (.cursor/mcp.json), claude-user (~/.claude.json)").default(dflt);
   p.command("install-mcp").description("Register codemem-mcp with assistant hosts (project .mcp.json, VS Code, Cursor, Claude user config)").argument("[path]", PATH_HELP)
-    .option("--host <hosts>", "comma-separated: project, vscode, cursor, claude-user", "project,vscode").addOption(json)
+    .addOption(hostOption("project,vscode")).addOption(json)
     .action((dir, o) => {
-      const hosts = String(o.host).split(",").map((h) => h.trim()) as Host[];
-      for (const h of hosts) if (!["project", "vscode", "cursor", "claude-user"].includes(h)) throw new CodememError("INVALID_ARGUMENT", `unknown host "${h}"; use project, vscode, cursor or claude-user.`);
-      const r = installMcp(rootOf(dir), hosts);
+      const r = installMcp(rootOf(dir), checkHosts(String(o.host).split(",").map((h) => h.trim())));
+      if (o.json) return printJson(r);
+      r.forEach((x) => console.log(`${x.action.padEnd(9)} ${x.file}`));
+      if (r.some((x) => x.machine_paths)) {
+        console.log("note: codemem-mcp is not on PATH, so the project files name this machine's node and codemem paths; a teammate's checkout needs its own. Put codemem-mcp on PATH (npm install -g, or npm link in the codemem checkout) and run install-mcp again.");
+      }
+      if (r.some((x) => x.host === "project")) console.log("note: Claude Code lists a project's .mcp.json servers as \"Pending approval\" until you approve them: run `claude` in the project and accept codemem (or use /mcp).");
+    });
+  p.command("uninstall-mcp").description("Remove codemem-mcp from assistant hosts' configuration").argument("[path]", PATH_HELP)
+    .addOption(hostOption("project,vscode,cursor,claude-user")).addOption(json)
+    .action((dir, o) => {
+      const r = uninstallMcp(rootOf(dir), checkHosts(String(o.host).split(",").map((h) => h.trim())));
       o.json ? printJson(r) : r.forEach((x) => console.log(`${x.action.padEnd(9)} ${x.file}`));
     });
 

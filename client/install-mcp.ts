@@ -10,25 +10,55 @@ export const MCP_MAIN = fileURLToPath(new URL("./mcp.js", import.meta.url));
 export const SERVER_NAME = "codemem";
 
 export type Host = "project" | "vscode" | "cursor" | "claude-user";
+export const HOSTS: readonly Host[] = ["project", "vscode", "cursor", "claude-user"];
 
 export interface McpInstallResult {
   host: Host;
   file: string;
-  action: "added" | "updated" | "unchanged";
+  action: "added" | "updated" | "unchanged" | "removed" | "absent";
+  /** The entry names this machine's node and codemem paths in a file meant to be committed. */
+  machine_paths?: boolean;
 }
 
-/** Host configuration files and the key each one keeps its servers under. */
-function target(host: Host, root: string, home: string): { file: string; key: "mcpServers" | "servers"; entry: Record<string, unknown> } {
-  const base = { command: process.execPath };
+/** Files a project commits (teammates read them); the others are the user's own. */
+const SHARED: ReadonlySet<Host> = new Set(["project", "vscode", "cursor"]);
+
+/**
+ * How a host starts the shim: `codemem-mcp` when that name on PATH is this installation (a
+ * teammate's checkout finds their own), else this machine's node and shim paths.
+ */
+export function shimCommand(env: NodeJS.ProcessEnv = process.env): { command: string; args: string[]; portable: boolean } {
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const mine = real(MCP_MAIN);
+  for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    if (mine && real(path.join(dir, "codemem-mcp")) === mine) return { command: "codemem-mcp", args: [], portable: true };
+  }
+  return { command: process.execPath, args: [MCP_MAIN], portable: false };
+}
+
+/**
+ * Host configuration files, the key each keeps its servers under, and our entry. Project files
+ * carry no project path: Claude Code gives the servers it starts CLAUDE_PROJECT_DIR, VS Code and
+ * Cursor expand `${workspaceFolder}`. Only the user-level Claude file names the project.
+ */
+function target(host: Host, root: string, home: string, shim = shimCommand()): { file: string; key: "mcpServers" | "servers"; entry: Record<string, unknown> } {
+  const base = { command: shim.command };
+  const workspace = { CODEMEM_PROJECT: "${workspaceFolder}" };
   switch (host) {
     case "project": // Claude Code and other hosts reading a project .mcp.json
-      return { file: path.join(root, ".mcp.json"), key: "mcpServers", entry: { ...base, args: [MCP_MAIN, root], env: {} } };
+      return { file: path.join(root, ".mcp.json"), key: "mcpServers", entry: { ...base, args: shim.args, env: {} } };
     case "vscode": // VS Code: `servers`, project from the workspace folder
-      return { file: path.join(root, ".vscode", "mcp.json"), key: "servers", entry: { type: "stdio", ...base, args: [MCP_MAIN], env: { CODEMEM_PROJECT: "${workspaceFolder}" } } };
-    case "cursor": // Cursor's user-level file
-      return { file: path.join(home, ".cursor", "mcp.json"), key: "mcpServers", entry: { ...base, args: [MCP_MAIN, root], env: {} } };
+      return { file: path.join(root, ".vscode", "mcp.json"), key: "servers", entry: { type: "stdio", ...base, args: shim.args, env: workspace } };
+    case "cursor": // Cursor's project file (its ~/.cursor/mcp.json is one entry for every project)
+      return { file: path.join(root, ".cursor", "mcp.json"), key: "mcpServers", entry: { ...base, args: shim.args, env: workspace } };
     case "claude-user": // Claude Code's user-level file, per-project section
-      return { file: path.join(home, ".claude.json"), key: "mcpServers", entry: { type: "stdio", ...base, args: [MCP_MAIN, root], env: {} } };
+      return { file: path.join(home, ".claude.json"), key: "mcpServers", entry: { type: "stdio", command: process.execPath, args: [MCP_MAIN, root], env: {} } };
   }
 }
 
@@ -43,22 +73,58 @@ function readJson(file: string): Record<string, any> {
   }
 }
 
+/** The object holding the host's servers (created when `create`), checked to be an object. */
+function serversOf(host: Host, doc: Record<string, any>, root: string, file: string, key: string, create: boolean): Record<string, unknown> | undefined {
+  // Claude Code keeps per-project servers under projects[<root>] in ~/.claude.json.
+  const holder: Record<string, any> | undefined = host === "claude-user" ? (create ? ((doc.projects ??= {})[root] ??= {}) : doc.projects?.[root]) : doc;
+  if (!holder) return undefined;
+  if (create) holder[key] ??= {};
+  const servers = holder[key];
+  if (servers === undefined) return undefined;
+  if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
+    throw new CodememError("CONFIG_INVALID", `${file}: "${key}" is not an object; fix it by hand, nothing was changed.`, { file });
+  }
+  return servers;
+}
+
+export function checkHosts(hosts: string[]): Host[] {
+  for (const h of hosts) if (!(HOSTS as readonly string[]).includes(h)) throw new CodememError("INVALID_ARGUMENT", `unknown host "${h}"; use ${HOSTS.join(", ")}.`, { value: h });
+  return hosts as Host[];
+}
+
 /** Adds or updates our server entry in each host file, leaving every other server and key as it was. */
-export function installMcp(root: string, hosts: Host[], opts: { home?: string } = {}): McpInstallResult[] {
+export function installMcp(root: string, hosts: Host[], opts: { home?: string; env?: NodeJS.ProcessEnv } = {}): McpInstallResult[] {
   const home = opts.home ?? os.homedir();
+  const shim = shimCommand(opts.env);
   return hosts.map((host) => {
-    const t = target(host, root, home);
+    const t = target(host, root, home, shim);
     const doc = readJson(t.file);
-    // Claude Code keeps per-project servers under projects[<root>] in ~/.claude.json.
-    const holder: Record<string, any> = host === "claude-user" ? ((doc.projects ??= {})[root] ??= {}) : doc;
-    const servers = (holder[t.key] ??= {});
-    if (typeof servers !== "object" || Array.isArray(servers)) {
-      throw new CodememError("CONFIG_INVALID", `${t.file}: "${t.key}" is not an object; fix it by hand, nothing was changed.`);
-    }
+    const servers = serversOf(host, doc, root, t.file, t.key, true)!;
     const before = JSON.stringify(servers[SERVER_NAME]);
     servers[SERVER_NAME] = t.entry;
     const action = before === undefined ? "added" : before === JSON.stringify(t.entry) ? "unchanged" : "updated";
     if (action !== "unchanged") writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
-    return { host, file: t.file, action };
+    return { host, file: t.file, action, ...(SHARED.has(host) && !shim.portable ? { machine_paths: true } : {}) };
+  });
+}
+
+/** Removes our server entry from each host file; a file left holding nothing (it was ours alone) is deleted. */
+export function uninstallMcp(root: string, hosts: Host[], opts: { home?: string } = {}): McpInstallResult[] {
+  const home = opts.home ?? os.homedir();
+  return hosts.map((host) => {
+    const t = target(host, root, home);
+    const doc = readJson(t.file);
+    const servers = serversOf(host, doc, root, t.file, t.key, false);
+    if (!servers || !(SERVER_NAME in servers)) return { host, file: t.file, action: "absent" };
+    delete servers[SERVER_NAME];
+    if (host === "claude-user") {
+      // The user's own file: only our entry goes.
+      writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
+    } else if (Object.keys(servers).length === 0 && Object.keys(doc).length === 1) {
+      fs.rmSync(t.file);
+      const dir = path.dirname(t.file);
+      if (dir !== root && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+    } else writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
+    return { host, file: t.file, action: "removed" };
   });
 }

@@ -12,7 +12,7 @@ import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../clien
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
+import { ensureOwnDir, fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
 import { memoryMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const files = daemonFiles(root);
-  fs.mkdirSync(files.stateDir, { recursive: true });
+  ensureOwnDir(files.stateDir);
 
   const lock = acquireLock(files.lock);
   if (!lock.ok) {

@@ -346,7 +346,8 @@ export function resolveProcessSettings(env: Env = process.env): {
     },
     debug: envBool(env.CODEMEM_DEBUG) ?? DEFAULTS.debug,
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
-    project: env.CODEMEM_PROJECT || undefined,
+    // Claude Code gives the MCP servers it starts for a project CLAUDE_PROJECT_DIR: a committed .mcp.json names no path.
+    project: env.CODEMEM_PROJECT || env.CLAUDE_PROJECT_DIR || undefined,
     idleMinutes: envNumber(env.CODEMEM_IDLE_MINUTES, "CODEMEM_IDLE_MINUTES") ?? DEFAULTS.daemon.idleMinutes,
     backend: env.CODEMEM_BACKEND || undefined,
     dbUrl: env.CODEMEM_DB_URL || undefined,

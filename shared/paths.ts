@@ -181,3 +181,19 @@ export function fileStamps(text: string | undefined): Record<string, string> {
     return {};
   }
 }
+
+/**
+ * Creates a directory codemem owns inside a project (`.codemem/`, `codegraph-out/`) with a
+ * `.gitignore` of `*` in it, so that none of it is committed by accident, and no edit of the
+ * project's own .gitignore is needed. Best effort for the .gitignore: a read-only or full disk
+ * fails the real write that follows, not this.
+ */
+export function ensureOwnDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const ignore = path.join(dir, ".gitignore");
+  try {
+    fs.writeFileSync(ignore, "# Made by codemem: derived state, not for version control.\n*\n", { flag: "wx" });
+  } catch {
+    // already there (the user's, perhaps), or not writable
+  }
+}

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
+import { ensureOwnDir, fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
@@ -160,6 +160,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   };
   const progress = opts.onProgress ?? (() => {});
 
+  ensureOwnDir(stateDirs(cfg.root).graphOut);
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
   const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize });
   try {

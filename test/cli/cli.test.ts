@@ -148,6 +148,21 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(cli(["daemon", "start", "."]).stdout).toMatch(/daemon running/);
   });
 
+  it("keeps its own directories out of git: .codemem/ and codegraph-out/ carry a .gitignore of *", async () => {
+    const g = makeProject({ "app.py": "def main():\n    return 1\n" });
+    try {
+      spawnSync("git", ["init", "-q"], { cwd: g.root });
+      expect(cli(["build", g.root]).status).toBe(0);
+      for (const d of [".codemem", "codegraph-out"]) expect(fs.readFileSync(path.join(g.root, d, ".gitignore"), "utf8")).toMatch(/^\*$/m);
+      // git sees the project's file and nothing of codemem's.
+      const st = spawnSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: g.root, encoding: "utf8" });
+      expect(st.stdout.trim().split("\n")).toEqual(["?? app.py"]);
+    } finally {
+      await stopDaemon(g.root);
+      g.cleanup();
+    }
+  });
+
   it("lists this user's daemons and stops them all; a killed daemon drops out of the list", async () => {
     // A state directory of this test only: --all must not stop the daemons of other test files.
     const env = { ...process.env, XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "codemem-state-")) };

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { installMcp, MCP_MAIN } from "../../dist/client/install-mcp.js";
+import { installMcp, MCP_MAIN, uninstallMcp } from "../../dist/client/install-mcp.js";
 import { makeProject } from "../helpers.js";
 
 const p = makeProject({ ".mcp.json": JSON.stringify({ mcpServers: { other: { command: "/usr/bin/other", args: [] } }, extra: 1 }) });
@@ -13,19 +13,65 @@ afterAll(() => {
 const read = (f: string) => JSON.parse(fs.readFileSync(f, "utf8"));
 
 describe("install-mcp", () => {
-  it("merges into host files without clobbering other servers, idempotently", () => {
-    const r = installMcp(p.root, ["project", "vscode", "cursor", "claude-user"], { home: home.root });
+  it("merges into host files without clobbering other servers, idempotently; committed files name no project path", () => {
+    const r = installMcp(p.root, ["project", "vscode", "cursor", "claude-user"], { home: home.root, env: { PATH: "/usr/bin:/bin" } });
     expect(r.map((x) => x.action)).toEqual(["added", "added", "added", "added"]);
     const project = read(path.join(p.root, ".mcp.json"));
     expect(project.mcpServers.other.command).toBe("/usr/bin/other");
     expect(project.extra).toBe(1);
-    expect(project.mcpServers.codemem).toEqual({ command: process.execPath, args: [MCP_MAIN, p.root], env: {} });
-    expect(path.isAbsolute(project.mcpServers.codemem.command)).toBe(true);
+    // Claude Code tells the server its project (CLAUDE_PROJECT_DIR); the file carries no project path.
+    expect(project.mcpServers.codemem).toEqual({ command: process.execPath, args: [MCP_MAIN], env: {} });
     const vscode = read(path.join(p.root, ".vscode/mcp.json"));
     expect(vscode.servers.codemem.env).toEqual({ CODEMEM_PROJECT: "${workspaceFolder}" });
+    // Cursor's entry is the project's own, not one global entry every install repoints.
+    expect(read(path.join(p.root, ".cursor/mcp.json")).mcpServers.codemem.env).toEqual({ CODEMEM_PROJECT: "${workspaceFolder}" });
+    expect(fs.existsSync(path.join(home.root, ".cursor/mcp.json"))).toBe(false);
+    for (const f of [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"]) expect(fs.readFileSync(path.join(p.root, f), "utf8")).not.toContain(p.root);
+    // Without codemem-mcp on PATH the shared files name this machine's paths, and the result says so.
+    expect(r.map((x) => !!x.machine_paths)).toEqual([true, true, true, false]);
     expect(read(path.join(home.root, ".claude.json")).projects[p.root].mcpServers.codemem.args).toEqual([MCP_MAIN, p.root]);
-    const again = installMcp(p.root, ["project", "vscode", "cursor", "claude-user"], { home: home.root });
+    const again = installMcp(p.root, ["project", "vscode", "cursor", "claude-user"], { home: home.root, env: { PATH: "/usr/bin:/bin" } });
     expect(again.map((x) => x.action)).toEqual(["unchanged", "unchanged", "unchanged", "unchanged"]);
+  });
+
+  it("with codemem-mcp on PATH, committed files name a command a teammate's checkout resolves too", () => {
+    const bin = makeProject({});
+    const q = makeProject({});
+    try {
+      fs.symlinkSync(MCP_MAIN, path.join(bin.root, "codemem-mcp"));
+      const r = installMcp(q.root, ["project", "vscode", "cursor"], { home: home.root, env: { PATH: `${bin.root}:/usr/bin` } });
+      expect(r.every((x) => !x.machine_paths)).toBe(true);
+      expect(read(path.join(q.root, ".mcp.json")).mcpServers.codemem).toEqual({ command: "codemem-mcp", args: [], env: {} });
+      for (const f of [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"]) {
+        const text = fs.readFileSync(path.join(q.root, f), "utf8");
+        expect(text).not.toContain(q.root);
+        expect(text).not.toContain(process.execPath);
+        expect(text).not.toContain("dist/client");
+      }
+    } finally {
+      bin.cleanup();
+      q.cleanup();
+    }
+  });
+
+  it("uninstall-mcp removes only our entries; a file that held only ours goes", () => {
+    const q = makeProject({ ".vscode/mcp.json": JSON.stringify({ servers: { other: { command: "x" } } }) });
+    const h = makeProject({ ".claude.json": JSON.stringify({ userID: "u-2" }) });
+    try {
+      installMcp(q.root, ["project", "vscode", "cursor", "claude-user"], { home: h.root });
+      const r = uninstallMcp(q.root, ["project", "vscode", "cursor", "claude-user"], { home: h.root });
+      expect(r.map((x) => x.action)).toEqual(["removed", "removed", "removed", "removed"]);
+      expect(fs.existsSync(path.join(q.root, ".mcp.json"))).toBe(false);
+      expect(fs.existsSync(path.join(q.root, ".cursor"))).toBe(false);
+      expect(read(path.join(q.root, ".vscode/mcp.json"))).toEqual({ servers: { other: { command: "x" } } });
+      const user = read(path.join(h.root, ".claude.json"));
+      expect(user.userID).toBe("u-2");
+      expect(user.projects[q.root].mcpServers.codemem).toBeUndefined();
+      expect(uninstallMcp(q.root, ["project", "claude-user"], { home: h.root }).map((x) => x.action)).toEqual(["absent", "absent"]);
+    } finally {
+      q.cleanup();
+      h.cleanup();
+    }
   });
 
   it("writes a host file through its symlink and keeps its mode", () => {

@@ -152,6 +152,23 @@ describe("codemem-mcp launch", () => {
   });
 });
 
+describe("codemem-mcp started by Claude Code for a project", () => {
+  it("serves the project Claude Code names in CLAUDE_PROJECT_DIR, so .mcp.json needs no path", async () => {
+    const c = new Client({ name: "codemem-test", version: "1.0.0" });
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), CLAUDE_PROJECT_DIR: p.root };
+    delete env.CODEMEM_PROJECT;
+    try {
+      await c.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM], env, stderr: "pipe" }));
+      expect(c.getInstructions()).toContain(p.root);
+      const stats = await c.callTool({ name: "codemem_stats", arguments: {} });
+      expect(stats.isError).toBeFalsy();
+      expect((stats.structuredContent as { node_count: number }).node_count).toBeGreaterThan(5);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 describe("codemem-mcp --backend", () => {
   it.each([["flags"], ["environment"]])("builds a project it was started for on that backend when codemem_build names none (%s)", async (how) => {
     const { dbUrl, password } = await pgTestSettings();

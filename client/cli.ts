@@ -15,7 +15,7 @@ import { readLast } from "../hooks/store-last.js";
 import { callTool } from "./call.js";
 import { checkHosts, installMcp, uninstallMcp } from "./install-mcp.js";
 import { listDaemons } from "./daemon-registry.js";
-import { callDaemon, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
+import { callDaemon, cancelBuild, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
 import { installService, uninstallService } from "./service.js";
 
 /** The codemem installation (the folder holding dist/), for hook commands. */
@@ -59,6 +59,22 @@ function int(name: string) {
     if (!Number.isInteger(x) || x < 1) throw new CodememError("INVALID_ARGUMENT", `${name} must be a positive integer; got "${v}".`);
     return x;
   };
+}
+
+/**
+ * While a build runs: the first Ctrl-C asks the daemon to cancel it (the build's reply then says
+ * BUILD_CANCELLED and the CLI exits 130), a second one exits at once.
+ */
+function cancelOnInterrupt(root: string): { off: () => void } {
+  let asked = false;
+  const onSigint = () => {
+    if (asked) process.exit(130);
+    asked = true;
+    process.stderr.write("\r\x1b[Kcancelling the build (Ctrl-C again to leave it running in the daemon)…\n");
+    cancelBuild(root).catch(() => process.exit(130));
+  };
+  process.on("SIGINT", onSigint);
+  return { off: () => process.off("SIGINT", onSigint) };
 }
 
 /** A progress bar on stderr while the daemon builds: polls the daemon's status for the build phase. */
@@ -111,7 +127,12 @@ export function program(): Command {
       // Validated here too, so a bad value fails before a daemon starts.
       if (o.backend !== undefined || o.dbUrl !== undefined) resolveConfig(root, { backend: o.backend, dbUrl: o.dbUrl });
       const stop = !o.json && process.stderr.isTTY ? showProgress(root) : undefined;
-      await run(root, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, stop);
+      // Ctrl-C stops the daemon's build too (it would go on to the end), before it writes anything.
+      const interrupted = cancelOnInterrupt(root);
+      await run(root, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, () => {
+        interrupted.off();
+        stop?.();
+      });
     });
 
   p.command("stats").description("Index statistics and the synapse store location").argument("[path]", PATH_HELP).addOption(json)
@@ -318,7 +339,8 @@ export async function main(argv: string[]): Promise<number> {
     if (typeof e.code === "string" && e.code.startsWith("commander.")) return e.exitCode === 0 ? 0 : 2;
     const ce = asCodememError(err);
     process.stderr.write(`codemem: ${ce.code}: ${ce.message}\n`);
-    return exitCodeFor(ce.code);
+    // A build stopped by Ctrl-C ends as an interrupted command does.
+    return ce.code === "BUILD_CANCELLED" ? 130 : exitCodeFor(ce.code);
   }
 }
 

@@ -294,6 +294,12 @@ export async function closeConnections(): Promise<void> {
 }
 
 /** The running daemon's identity, or null when none is listening (never starts one). */
+/** Asks the project's daemon to stop its running build before it writes; whether one was running. */
+export async function cancelBuild(root: string): Promise<boolean> {
+  const r = (await callDaemon(root, "cancel_build", {}, { autostart: false, timeoutMs: 5000, source: "cli" })) as { cancelled: boolean };
+  return r.cancelled;
+}
+
 export async function pingDaemon(root: string, opts: { timeoutMs?: number } = {}): Promise<PingResult | null> {
   try {
     return (await callDaemon(root, "ping", {}, { autostart: false, timeoutMs: opts.timeoutMs ?? 5000, source: "ping" })) as PingResult;

@@ -188,6 +188,11 @@ export class ProjectEngine {
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
   buildProgress?: BuildProgress & { started_at: string };
 
+  /** Stops the running build before its write (the index stays as it was); false when none runs. */
+  cancelBuild(): boolean {
+    return this.builder.cancel();
+  }
+
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
   private async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
     this.freshCache = undefined;

@@ -209,6 +209,7 @@ async function main(): Promise<void> {
         build: engine.buildProgress ?? null,
       }),
       shutdown: () => void shutdown("shutdown request"),
+      cancelBuild: () => ({ cancelled: engine.cancelBuild() }),
     },
   );
 

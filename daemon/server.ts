@@ -20,13 +20,15 @@ export interface ClientInfo {
 export type Reply = { id: RequestId; ok: true; result: unknown } | { id: RequestId; ok: false; error: { code: string; message: string; details?: Record<string, unknown> } };
 
 /** Operations the server answers itself, without the engine. */
-export const ADMIN_OPS = ["ping", "status", "shutdown"] as const;
+export const ADMIN_OPS = ["ping", "status", "shutdown", "cancel_build"] as const;
 
 export interface AdminHooks {
   ping(): Record<string, unknown>;
   status(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Called after the shutdown reply has been written. */
   shutdown(): void;
+  /** Stops the running build (`codemem build` interrupted by Ctrl-C). */
+  cancelBuild(): { cancelled: boolean };
 }
 
 export type RequestHandler = (op: string, input: unknown, client: ClientInfo) => Promise<unknown>;
@@ -128,6 +130,7 @@ export class DaemonServer {
       let result: unknown;
       if (op === "ping") result = this.admin.ping();
       else if (op === "status") result = { ...(await this.admin.status()), server: this.counts() };
+      else if (op === "cancel_build") result = this.admin.cancelBuild();
       else if (op === "shutdown") {
         result = { stopping: true };
         setImmediate(() => this.admin.shutdown());

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   "INVALID_ARGUMENT",
   "UNKNOWN_OPERATION",
   "BUILD_IN_PROGRESS",
+  /** The user stopped a build (Ctrl-C on `codemem build`) before its write: the index is as it was. */
+  "BUILD_CANCELLED",
   "DAEMON_UNAVAILABLE",
   /** The database server cannot be reached (refused, unknown host, timeout). */
   "BACKEND_UNREACHABLE",

@@ -30,11 +30,13 @@ let queue = Promise.resolve();
 port.on("message", (m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
   if (m.type === "memory") return port.postMessage({ type: "memory", id: m.id, memory: memoryMb() } satisfies FromThread);
+  // Also at once: it stops the build running now, not one queued after it.
+  if (m.type === "cancel") return void builder?.cancel();
   queue = queue.then(() => handle(m));
 });
 
 async function handle(m: ToThread): Promise<void> {
-  if (m.type === "memory") return;
+  if (m.type === "memory" || m.type === "cancel") return;
   if (m.type === "reset") return builder?.reset();
   if (m.type === "close") {
     await builder?.close();

@@ -72,6 +72,8 @@ export interface BuildOptions {
   embedder: Embedder;
   pool?: ParsePool;
   onProgress?: (p: BuildProgress) => void;
+  /** Stops the build at its next checkpoint (between files, embedding batches, phases), always before its one write. */
+  signal?: AbortSignal;
 }
 
 export interface BuildResult {
@@ -158,7 +160,15 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases });
     return result;
   };
-  const progress = opts.onProgress ?? (() => {});
+  const report = opts.onProgress ?? (() => {});
+  const checkpoint = () => {
+    if (opts.signal?.aborted) throw new CodememError("BUILD_CANCELLED", "The build was cancelled before it wrote anything; the index is as it was.");
+  };
+  // Every progress report is a checkpoint too (embedding batches, phase starts).
+  const progress = (p: BuildProgress) => {
+    checkpoint();
+    report(p);
+  };
 
   ensureOwnDir(stateDirs(cfg.root).graphOut);
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
@@ -221,7 +231,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
     let fresh: Map<string, FileExtract>;
     try {
-      fresh = await parseFiles(pool, scan, progress);
+      fresh = await parseFiles(pool, scan, progress, opts.signal);
+      checkpoint();
       lap("parse");
       progress({ phase: "resolve", done: 0, total: scan.current.size });
       const warm = force ? undefined : opts.cache?.value;
@@ -457,12 +468,14 @@ function indexedText(text: string, rel: string, redact: boolean): string {
 }
 
 /** Parses the files whose content changed; a file the parser fails on is skipped (and remembered). */
-async function parseFiles(pool: ParsePool, scan: Scan, progress: (p: BuildProgress) => void): Promise<Map<string, FileExtract>> {
+async function parseFiles(pool: ParsePool, scan: Scan, progress: (p: BuildProgress) => void, signal?: AbortSignal): Promise<Map<string, FileExtract>> {
   const toParse = scan.changed.filter((c): c is Required<Changed> => c.source !== undefined);
   progress({ phase: "parse", done: 0, total: toParse.length });
   const r = await pool.extractAll(
     toParse.map((c) => ({ path: c.row.path, language: c.row.language as FileExtract["language"], source: c.source })),
-    (n) => progress({ phase: "parse", done: n, total: toParse.length }),
+    // Reported, not checked, here: the pool stops handing out files itself once the signal fires.
+    (n) => !signal?.aborted && progress({ phase: "parse", done: n, total: toParse.length }),
+    signal,
   );
   for (const f of r.failed) {
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });

@@ -22,6 +22,8 @@ export interface BuildRequest {
 /** Runs a project's builds one at a time, keeping what the next incremental build needs warm. */
 export interface Builder {
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult>;
+  /** Stops the running build at its next checkpoint, before its write (BUILD_CANCELLED); false when none runs. */
+  cancel(): boolean;
   /** Forgets the warm state (the index moved to another backend). */
   reset(): void;
   /** Writes a pending graph.json and releases threads. */
@@ -67,12 +69,22 @@ export class LocalBuilder implements Builder {
     return run;
   }
 
+  private running?: AbortController;
+
+  cancel(): boolean {
+    if (!this.running) return false;
+    this.running.abort();
+    return true;
+  }
+
   private async runBuild(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
     // The build pipeline (parsers, clustering) loads on the first build, never in a reader that only answers.
     const [{ buildIndex }, { ParsePool }] = await Promise.all([import("./build.js"), import("./parse-pool.js")]);
     this.pool ??= new ParsePool(this.workers);
+    const running = (this.running = new AbortController());
     try {
       const result = await buildIndex(cfg, {
+        signal: running.signal,
         force: req.force,
         optimize: req.optimize,
         paths: req.paths,
@@ -92,6 +104,7 @@ export class LocalBuilder implements Builder {
       this.cache = {}; // the next build reloads from the index, which the failed build left intact
       throw err;
     } finally {
+      if (this.running === running) this.running = undefined;
       this.pool.idle();
     }
   }
@@ -163,7 +176,7 @@ export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string
 }
 
 /** Messages between ThreadBuilder and its thread (daemon/index/build-thread.ts). */
-export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" } | { type: "memory"; id: number };
+export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" } | { type: "memory"; id: number } | { type: "cancel" };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
   | { type: "background"; result: BuildResult }
@@ -214,6 +227,12 @@ export class ThreadBuilder implements Builder {
     old.postMessage({ type: "close" } satisfies ToThread);
     log.info("build thread replaced after a large build", { files_over: RECYCLE_AFTER_FILES });
     this.build(cfg, { paths: [], warm: true, deferGraphFile: true }).catch((err) => log.warn("loading the build state on a fresh build thread failed; the next build loads it", { error: (err as Error).message }));
+  }
+
+  cancel(): boolean {
+    if (!this.worker || this.pending.size === 0) return false;
+    this.worker.postMessage({ type: "cancel" } satisfies ToThread);
+    return true;
   }
 
   reset(): void {

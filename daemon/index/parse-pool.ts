@@ -27,7 +27,7 @@ export class ParsePool {
 
   constructor(private readonly size: number) {}
 
-  async extractAll(jobs: Job[], onDone?: (n: number) => void): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[] }> {
+  async extractAll(jobs: Job[], onDone?: (n: number) => void, signal?: AbortSignal): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[] }> {
     const extracts: FileExtract[] = [];
     const failed: { path: string; error: string }[] = [];
     /** Jobs whose worker died under them: any of its in-flight files may have caused it. */
@@ -47,7 +47,10 @@ export class ParsePool {
         },
       );
     if (jobs.length < 24 || this.size <= 1) {
-      for (const job of jobs) await record(this.local.extract(job.path, job.source, languageById(job.language)), job, true);
+      for (const job of jobs) {
+        if (signal?.aborted) break;
+        await record(this.local.extract(job.path, job.source, languageById(job.language)), job, true);
+      }
     } else {
       this.start();
       // Largest first spreads the tail across workers.
@@ -57,8 +60,8 @@ export class ParsePool {
       const lane = async (w: Worker) => {
         const inFlight = new Set<Promise<unknown>>();
         const alive = () => this.workers.includes(w);
-        while ((cursor < order.length && alive()) || inFlight.size > 0) {
-          while (cursor < order.length && inFlight.size < WORKER_QUEUE && alive()) {
+        while ((cursor < order.length && alive() && !signal?.aborted) || inFlight.size > 0) {
+          while (cursor < order.length && inFlight.size < WORKER_QUEUE && alive() && !signal?.aborted) {
             const job = order[cursor++];
             const p: Promise<unknown> = record(this.run(w, job), job).finally(() => inFlight.delete(p));
             inFlight.add(p);
@@ -70,6 +73,7 @@ export class ParsePool {
       // What a dead worker took down with it (and what no live worker was left to take): one file
       // at a time, so only the file that kills a worker fails.
       for (const job of [...lost, ...order.slice(cursor)]) {
+        if (signal?.aborted) break;
         this.start();
         await record(this.run(this.workers[0], job), job, true);
       }

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 
 const CLI = path.resolve("dist/client/cli.js");
@@ -148,6 +148,39 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(cli(["daemon", "start", "."]).stdout).toMatch(/daemon running/);
   });
 
+  it("Ctrl-C during a build cancels it in the daemon too, before it writes: exit 130, the index as it was", async () => {
+    // A real tree large enough that a build takes seconds: part of Python's standard library.
+    const lib = "/usr/lib/python3.11";
+    const big = makeProject({});
+    try {
+      for (const d of ["asyncio", "email", "json", "http", "logging", "unittest"]) fs.cpSync(path.join(lib, d), path.join(big.root, d), { recursive: true, filter: (f) => !f.includes("__pycache__") });
+      const interrupted = async (...extra: string[]) => {
+        const child = spawn(process.execPath, [CLI, "build", big.root, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.on("data", (d) => (stderr += d));
+        const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+        // Interrupted once the daemon reports the build running (its phase), as a user would.
+        await waitUntilAsync(async () => !!((await daemonStatus(big.root).catch(() => undefined)) as { build?: unknown } | undefined)?.build, 30_000);
+        child.kill("SIGINT");
+        return { code: await exited, stderr };
+      };
+      const first = await interrupted();
+      expect(first.stderr).toMatch(/BUILD_CANCELLED/);
+      expect(first.code).toBe(130);
+      // Nothing was written: a first build leaves no index, and the daemon runs no build any more.
+      expect(((await daemonStatus(big.root)) as { build?: unknown }).build ?? null).toBeNull();
+      expect(cli(["stats", big.root]).stderr).toMatch(/INDEX_MISSING/);
+      expect(cli(["build", big.root]).status).toBe(0);
+      const nodes = JSON.parse(cli(["stats", big.root, "--json"]).stdout).node_count as number;
+      const forced = await interrupted("--force");
+      expect(forced.code).toBe(130);
+      expect(JSON.parse(cli(["stats", big.root, "--json"]).stdout).node_count).toBe(nodes);
+    } finally {
+      await stopDaemon(big.root);
+      big.cleanup();
+    }
+  });
+
   it("keeps its own directories out of git: .codemem/ and codegraph-out/ carry a .gitignore of *", async () => {
     const g = makeProject({ "app.py": "def main():\n    return 1\n" });
     try {
@@ -232,6 +265,14 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     }
   });
 });
+
+async function waitUntilAsync(ok: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 async function waitUntil(ok: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;

@@ -133,3 +133,29 @@ function sharedPrefix(a: string, b: string): number {
   while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
   return i;
 }
+
+/** Consecutive line comments starting at `first` (languages whose comments are one node per line): their text and the last one. */
+export function commentBlock(first: TSNode): { text: string; last: TSNode } {
+  const lines = [first.text];
+  let last = first;
+  while (last.nextNamedSibling?.type === "comment" && last.nextNamedSibling.startPosition.row === last.endPosition.row + 1) {
+    last = last.nextNamedSibling;
+    lines.push(last.text);
+  }
+  return { text: lines.join("\n"), last };
+}
+
+/**
+ * A file's description: its first block of line comments that `skip` does not reject (a shebang,
+ * magic comments, a licence) and that is not glued to the definition after it.
+ */
+export function firstCommentBlock(root: TSNode, skip: RegExp): string {
+  let c: TSNode | null | undefined = root.namedChildren[0];
+  while (c?.type === "comment") {
+    const block = commentBlock(c);
+    const next = block.last.nextNamedSibling;
+    if (!skip.test(block.text)) return next && next.type !== "comment" && next.startPosition.row <= block.last.endPosition.row + 1 ? "" : cleanComment(block.text);
+    c = next;
+  }
+  return "";
+}

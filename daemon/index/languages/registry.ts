@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { LanguageId } from "../types.js";
+import { bash } from "./bash.js";
 import { c, cpp } from "./c.js";
 import { csharp } from "./csharp.js";
 import { go } from "./go.js";
@@ -14,7 +15,7 @@ import { UNSUPPORTED_SOURCE } from "./unsupported.js";
 import { javascript, tsx, typescript } from "./typescript.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, bash];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

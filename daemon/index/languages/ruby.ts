@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, cleanComment, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, cleanComment, commentBlock, firstCommentBlock, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
  * Ruby. A module is a container like a class (it holds methods, `Utils.escape` calls one, and it is
@@ -65,28 +65,8 @@ function bases(def: TSNode): string[] {
 /** Magic comments (`# frozen_string_literal: true`, `# encoding: utf-8`, `# -*- … -*-`) and licences are not documentation. */
 const NOT_DOC = /^#\s*(frozen_string_literal|encoding|coding|warn_indent|shareable_constant_value)\s*:|^#\s*-\*-|copyright|licen[cs]e|SPDX-License/i;
 
-/** Consecutive comment lines starting at `first`: their text and the last line's node. */
-function commentBlock(first: TSNode): { text: string; last: TSNode } {
-  const lines = [first.text];
-  let last = first;
-  while (last.nextNamedSibling?.type === "comment" && last.nextNamedSibling.startPosition.row === last.endPosition.row + 1) {
-    last = last.nextNamedSibling;
-    lines.push(last.text);
-  }
-  return { text: lines.join("\n"), last };
-}
-
 /** The file's first comment block that is not magic comments or a licence and not glued to a definition. */
-function moduleDoc(root: TSNode): string {
-  let c: TSNode | null | undefined = root.namedChildren[0];
-  while (c?.type === "comment") {
-    const block = commentBlock(c);
-    const next = block.last.nextNamedSibling;
-    if (!NOT_DOC.test(block.text)) return next && next.type !== "comment" && next.startPosition.row <= block.last.endPosition.row + 1 ? "" : cleanComment(block.text);
-    c = next;
-  }
-  return "";
-}
+const moduleDoc = (root: TSNode) => firstCommentBlock(root, NOT_DOC);
 
 /** The node before a definition: its sibling, or, for the first statement of a body, what precedes the body (comments above it sit there). */
 function before(def: TSNode): TSNode | null {

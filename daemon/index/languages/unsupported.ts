@@ -11,8 +11,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".scala": "Scala",
   ".sc": "Scala",
   ".lua": "Lua",
-  ".sh": "Shell",
-  ".bash": "Shell",
   ".zsh": "Shell",
   ".ex": "Elixir",
   ".exs": "Elixir",

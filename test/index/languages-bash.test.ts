@@ -1,0 +1,65 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { makeProject } from "../helpers.js";
+
+/**
+ * Shell on real code: bats-core 1.13.0 from the npm package bats (lib/bats-core/*.bash, install.sh, uninstall.sh, and libexec/bats-core/bats-exec-file given a .sh extension: codemem reads shell by extension),
+ * with its licence.
+ */
+const FIXTURE = path.resolve("test/fixtures/trees/bash-bats");
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function filesOf(dir: string, rel = ""): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) Object.assign(out, filesOf(dir, r));
+    else out[r] = fs.readFileSync(path.join(dir, r));
+  }
+  return out;
+}
+
+async function built() {
+  const p = makeProject(filesOf(FIXTURE));
+  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
+  cleanups.push(p.cleanup, () => engine.close());
+  const result = await engine.build({ project_path: p.root });
+  const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
+  const node = (id: string) => g.nodes.find((n: any) => n.id === id);
+  const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
+  return { result, g, node, edge, engine, root: p.root };
+}
+
+describe("Shell (bats-core)", () => {
+  it("extracts functions in both forms with signatures, comments and line ranges", async () => {
+    const { result, node, g } = await built();
+    expect(result.files_indexed).toBe(11);
+    expect(result.unsupported).toEqual([]);
+    expect(node("lib/bats-core/formatter.bash::bats_parse_internal_extended_tap")).toMatchObject({ type: "function", language: "bash", signature: "function bats_parse_internal_extended_tap()", line_start: 26, line_end: 134 });
+    expect(node("lib/bats-core/formatter.bash::bats_parse_internal_extended_tap").docstring).toMatch(/^reads \(extended\) bats tap streams from stdin/);
+    expect(node("libexec/bats-core/bats-exec-file.sh::bats_run_setup_file")).toMatchObject({ signature: "bats_run_setup_file()", parent: "libexec/bats-core/bats-exec-file.sh" });
+    // A shellcheck directive is no documentation.
+    expect(node("libexec/bats-core/bats-exec-file.sh::bats_file_exit_trap").docstring).not.toMatch(/shellcheck/);
+    expect(g.nodes.filter((n: any) => n.language === "bash" && n.type === "function").length).toBeGreaterThan(60);
+  });
+
+  it("resolves source of a path built from variables to the file, and calls into sourced files", async () => {
+    const { edge } = await built();
+    // source "$BATS_ROOT/$BATS_LIBDIR/bats-core/common.bash"
+    expect(edge("libexec/bats-core/bats-exec-file.sh", "lib/bats-core/common.bash", "imports")).toBe(true);
+    expect(edge("libexec/bats-core/bats-exec-file.sh::bats_run_tests_in_parallel", "lib/bats-core/semaphore.bash::bats_semaphore_setup")).toBe(true);
+    expect(edge("lib/bats-core/tracing.bash::bats_print_stack_trace", "lib/bats-core/common.bash::bats_quote_code")).toBe(true);
+  });
+
+  it("answers a question about it", async () => {
+    const { engine, root } = await built();
+    const r = await engine.search({ project_path: root, query: "run tests in parallel with a semaphore", limit: 5 });
+    expect(r.results.map((x: any) => x.file_path)).toContain("lib/bats-core/semaphore.bash");
+  });
+});

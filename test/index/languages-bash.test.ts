@@ -1,40 +1,11 @@
-import fs from "node:fs";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { makeProject } from "../helpers.js";
+import { describe, expect, it } from "vitest";
+import { builtFixture } from "./fixture.js";
 
 /**
  * Shell on real code: bats-core 1.13.0 from the npm package bats (lib/bats-core/*.bash, install.sh, uninstall.sh, and libexec/bats-core/bats-exec-file given a .sh extension: codemem reads shell by extension),
  * with its licence.
  */
-const FIXTURE = path.resolve("test/fixtures/trees/bash-bats");
-
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-function filesOf(dir: string, rel = ""): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) Object.assign(out, filesOf(dir, r));
-    else out[r] = fs.readFileSync(path.join(dir, r));
-  }
-  return out;
-}
-
-async function built() {
-  const p = makeProject(filesOf(FIXTURE));
-  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
-  cleanups.push(p.cleanup, () => engine.close());
-  const result = await engine.build({ project_path: p.root });
-  const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
-  const node = (id: string) => g.nodes.find((n: any) => n.id === id);
-  const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
-  return { result, g, node, edge, engine, root: p.root };
-}
+const built = () => builtFixture("bash-bats");
 
 describe("Shell (bats-core)", () => {
   it("extracts functions in both forms with signatures, comments and line ranges", async () => {

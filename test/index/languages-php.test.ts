@@ -1,40 +1,11 @@
-import fs from "node:fs";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { makeProject } from "../helpers.js";
+import { describe, expect, it } from "vitest";
+import { builtFixture } from "./fixture.js";
 
 /**
  * PHP on real code: PSR-3's logger interfaces, traits and classes (Psr/Log, nine files of psr/log 1.1.4),
  * from Debian's php-psr-log 1.1.4-2, with its copyright file.
  */
-const FIXTURE = path.resolve("test/fixtures/trees/php-psr-log");
-
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-function filesOf(dir: string, rel = ""): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) Object.assign(out, filesOf(dir, r));
-    else out[r] = fs.readFileSync(path.join(dir, r));
-  }
-  return out;
-}
-
-async function built() {
-  const p = makeProject(filesOf(FIXTURE));
-  const engine = await ProjectEngine.open(p.root, { sideEffects: false });
-  cleanups.push(p.cleanup, () => engine.close());
-  const result = await engine.build({ project_path: p.root });
-  const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
-  const node = (id: string) => g.nodes.find((n: any) => n.id === id);
-  const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
-  return { result, g, node, edge, engine, root: p.root };
-}
+const built = () => builtFixture("php-psr-log");
 
 describe("PHP (psr/log)", () => {
   it("extracts classes, interfaces, traits and methods with signatures, PHPDoc and line ranges", async () => {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, cleanComment, leadingComment, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, fileComment, leadingComment, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
 
 /** A function's declarator around its name: plain, returning a pointer (one or two levels) or (C++) a reference. */
 function declarators(name: string, reference = true): string {
@@ -55,17 +55,6 @@ function importsOf(root: TSNode): RawImport[] {
   return out;
 }
 
-/** The file's leading comment when it is not a licence and not glued to the first definition. */
-function moduleDoc(root: TSNode): string {
-  for (const c of root.namedChildren) {
-    if (!c || c.type !== "comment") return "";
-    if (/copyright|licen[cs]e|SPDX-License/i.test(c.text)) continue;
-    const next = c.nextNamedSibling;
-    if (next && next.type !== "comment" && next.startPosition.row <= c.endPosition.row + 1) return "";
-    return cleanComment(c.text);
-  }
-  return "";
-}
 
 /** `Foo::bar` defined outside its class: the class is the scope right before the name (`ns::Foo::bar` → Foo). */
 function receiverType(def: TSNode): string | undefined {
@@ -104,7 +93,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
   return nearestTo(from.path, project.filesEndingWith(suffix));
 }
 
-const common = { docstring, bases, imports: importsOf, moduleDoc, family: "c", globImports: true, resolveImport };
+const common = { docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
 
 /** C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++: its grammar parses C declarations too, and C++ headers need it. */
 export const c: LanguageSpec = {

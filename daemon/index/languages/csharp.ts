@@ -1,6 +1,6 @@
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
  * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the
@@ -56,17 +56,6 @@ function packageName(root: TSNode): string | undefined {
   return ns?.childForFieldName("name")?.text.replace(/\s+/g, "");
 }
 
-/** The file's leading comment when it is not a licence and not glued to what follows. */
-function moduleDoc(root: TSNode): string {
-  for (const c of root.namedChildren) {
-    if (!c || c.type !== "comment") return "";
-    if (/copyright|licen[cs]e|SPDX-License|permission is hereby granted/i.test(c.text)) continue;
-    const next = c.nextNamedSibling;
-    if (next && next.type !== "comment" && next.startPosition.row <= c.endPosition.row + 1) return "";
-    return cleanComment(c.text);
-  }
-  return "";
-}
 
 /** The files declaring the namespace (a project may hold a subtree of it: by suffix). */
 function resolveImport(spec: string, _from: FileExtract, project: ProjectView): string[] {
@@ -82,7 +71,8 @@ export const csharp: LanguageSpec = {
   bases,
   imports: importsOf,
   packageName,
-  moduleDoc,
+  // Json.NET-style MIT headers name no licence word before "Permission is hereby granted".
+  moduleDoc: (root) => fileComment(root, /copyright|licen[cs]e|SPDX-License|permission is hereby granted/i),
   selfNames: ["this"],
   implicitSelf: true,
   directoryScope: true,

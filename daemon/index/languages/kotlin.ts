@@ -1,6 +1,6 @@
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
  * Kotlin. As in Java, names are qualified by their classes (`GestureHandler.activate`) and the
@@ -60,17 +60,6 @@ function packageName(root: TSNode): string | undefined {
   return root.namedChildren.find((c) => c?.type === "package_header")?.namedChildren[0]?.text.replace(/\s+/g, "");
 }
 
-/** The file's leading comment when it is not a licence and not glued to what follows. */
-function moduleDoc(root: TSNode): string {
-  for (const c of root.namedChildren) {
-    if (!c || !c.type.endsWith("comment")) return "";
-    if (/copyright|licen[cs]e|SPDX-License/i.test(c.text)) continue;
-    const next = c.nextNamedSibling;
-    if (next && !next.type.endsWith("comment") && next.startPosition.row <= c.endPosition.row + 1) return "";
-    return cleanComment(c.text);
-  }
-  return "";
-}
 
 /** The files declaring the package (a project may hold a subtree of it: by suffix). */
 function resolveImport(spec: string, _from: FileExtract, project: ProjectView): string[] {
@@ -87,7 +76,7 @@ export const kotlin: LanguageSpec = {
   imports: importsOf,
   receiverType,
   packageName,
-  moduleDoc,
+  moduleDoc: (root) => fileComment(root),
   selfNames: ["this"],
   implicitSelf: true,
   // Files of one package (one directory, by convention) see each other's top-level names.

@@ -159,3 +159,23 @@ export function firstCommentBlock(root: TSNode, skip: RegExp): string {
   }
   return "";
 }
+
+/** A licence header: never a file's description. */
+export const LICENCE = /copyright|licen[cs]e|SPDX-License/i;
+
+/**
+ * A file's description in languages of block comments: its first comment that `skip` does not
+ * reject (a licence) and that is not glued to the definition after it. Nodes of a `preamble` type
+ * (PHP's `<?php`, a `declare`) may stand before it.
+ */
+export function fileComment(root: TSNode, skip: RegExp = LICENCE, preamble: ReadonlySet<string> = new Set()): string {
+  for (const c of root.namedChildren) {
+    if (!c || preamble.has(c.type)) continue;
+    if (!c.type.endsWith("comment")) return "";
+    if (skip.test(c.text)) continue;
+    const next = c.nextNamedSibling;
+    if (next && !next.type.endsWith("comment") && next.startPosition.row <= c.endPosition.row + 1) return "";
+    return cleanComment(c.text);
+  }
+  return "";
+}

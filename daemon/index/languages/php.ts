@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { cleanComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+import { fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
  * PHP. Names are qualified by class (`StreamHandler.write`) and the file's namespace is its package
@@ -22,6 +22,9 @@ const QUERY = `
 (function_call_expression function: [(name) @call.name (qualified_name (name) @call.name .)]) @call
 (object_creation_expression [(name) @call.name (qualified_name (name) @call.name .)]) @call
 `;
+
+/** What may stand before a file's description. */
+const PREAMBLE: ReadonlySet<string> = new Set(["php_tag", "declare_statement", "text"]);
 
 /** `Foo\Bar` as written, without a leading backslash. */
 const bare = (s: string) => s.replace(/^\\/, "").trim();
@@ -89,18 +92,6 @@ function packageName(root: TSNode): string | undefined {
   return ns?.childForFieldName("name")?.text;
 }
 
-/** The file's first comment when it is no licence header and not the doc of what follows it. */
-function moduleDoc(root: TSNode): string {
-  for (const c of root.namedChildren) {
-    if (!c || c.type === "php_tag" || c.type === "declare_statement" || c.type === "text") continue;
-    if (c.type !== "comment") return "";
-    if (/copyright|licen[cs]e|SPDX-License|this file is part of/i.test(c.text)) continue;
-    const next = c.nextNamedSibling;
-    if (next && next.type !== "comment" && next.startPosition.row <= c.endPosition.row + 1) return "";
-    return cleanComment(c.text);
-  }
-  return "";
-}
 
 /**
  * A namespace: the files declaring it (`Monolog\Handler`, or a project holding a subtree of it, by
@@ -123,7 +114,7 @@ export const php: LanguageSpec = {
   bases,
   imports: importsOf,
   packageName,
-  moduleDoc,
+  moduleDoc: (root) => fileComment(root, /copyright|licen[cs]e|SPDX-License|this file is part of/i, PREAMBLE),
   selfNames: ["$this", "self", "static"],
   // Classes of one namespace (one directory under PSR-4) name each other without `use`.
   directoryScope: true,

@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { resolveConfig, resolveProcessSettings, trustProject } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
-import { enclosingProject, resolveProjectRoot } from "../shared/paths.js";
+import { enclosingProject, resolveProjectRoot, toProjectPath } from "../shared/paths.js";
 import { questionsOf } from "../shared/benchmark-questions.js";
 import * as f from "./format.js";
 import fs from "node:fs";
@@ -121,6 +121,7 @@ export function program(): Command {
     .option("--db-url <url>", "postgres URL without password (the password comes from CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE)")
     .option("--exclude-secrets", "leave likely secrets out of the index (kept by later builds)")
     .option("--no-exclude-secrets", "index secrets again (undoes an earlier --exclude-secrets)")
+    .option("--history <n>", "re-learn co-change from the last n git commits (default: new commits, in the background)", int("--history"))
     .addOption(json)
     .action(async (dir, o) => {
       const root = rootOf(dir, { literal: true });
@@ -129,7 +130,7 @@ export function program(): Command {
       const stop = !o.json && process.stderr.isTTY ? showProgress(root) : undefined;
       // Ctrl-C stops the daemon's build too (it would go on to the end), before it writes anything.
       const interrupted = cancelOnInterrupt(root);
-      await run(root, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}) }, !!o.json, f.formatBuild, () => {
+      await run(root, "build", { force: !!o.force, optimize: !!o.optimize, ...(o.batchSize ? { batch_size: o.batchSize } : {}), ...(o.excludeSecrets !== undefined ? { exclude_secrets: o.excludeSecrets } : {}), ...(o.backend !== undefined ? { backend: o.backend } : {}), ...(o.dbUrl !== undefined ? { db_url: o.dbUrl } : {}), ...(o.history !== undefined ? { history: o.history } : {}) }, !!o.json, f.formatBuild, () => {
         interrupted.off();
         stop?.();
       });
@@ -164,9 +165,15 @@ export function program(): Command {
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
 
-  p.command("neighbors").description("Code used together with a query's hits (learned associations)").argument("<path>").argument("<query>")
+  p.command("neighbors").description("Code used or changed together with a query's hits or a file (learned from sessions and git history)").argument("<path>").argument("[query]")
+    .option("--file <file>", "seed with this file instead of a query (what usually changes with it)")
     .option("-k <n>", "number of neighbours, 1-50 (default 10)", int("-k")).addOption(json)
-    .action((dir, query, o) => run(rootOf(dir), "synaptic_neighbors", { query, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors));
+    .action((dir, query, o) => {
+      if (!query === !o.file) throw new CodememError("INVALID_ARGUMENT", "codemem neighbors takes a query or --file <file> (one of them).");
+      const root = rootOf(dir);
+      const seeds = o.file ? { node_ids: [toProjectPath(root, path.resolve(o.file))] } : { query };
+      return run(root, "synaptic_neighbors", { ...seeds, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors);
+    });
   p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "synapse_stats", {}, !!o.json, f.formatSynapseStats));
   p.command("synapse-decay").description("Decay the synapse store now (default one tick; --ticks 0 = elapsed wall-clock time only)").argument("[path]", PATH_HELP)

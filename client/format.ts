@@ -13,6 +13,7 @@ export function formatBuild(r: Record<string, any>): string {
     `  ${r.files_changed} parsed, ${r.files_removed} removed, ${n(r.nodes_processed)} nodes written, ${n(r.nodes_embedded)} embedded${skipped}`,
     `  graph: ${r.graph_source}, embedder: ${r.embedder}`,
     ...(r.unsupported?.length ? [`  not indexed: ${describeUnsupported(r.unsupported)}`] : []),
+    ...(r.history ? [`  history: ${n(r.history.commits)} git commits read, ${n(r.history.learned)} learned as co-change (${n(r.history.pairs)} file pairs)`] : []),
   ].join("\n");
 }
 
@@ -76,12 +77,17 @@ export function formatDocs(r: Record<string, any>): string {
 
 export function formatNeighbors(r: Record<string, any>): string {
   if (!r.neighbors.length) return `No learned associations yet for ${r.seeds.length} seed node(s).`;
-  return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (depth ${x.depth})`).join("\n");
+  const evidence = (x: any) =>
+    [x.commits ? `${x.commits} commit${x.commits === 1 ? "" : "s"}` : "", x.co_activations ? `${x.co_activations} session co-activation${x.co_activations === 1 ? "" : "s"}` : "", x.last_at ? `last ${x.last_at.slice(0, 10)}` : ""]
+      .filter(Boolean)
+      .join(", ");
+  return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (depth ${x.depth}${evidence(x) ? `; ${evidence(x)}` : ""})`).join("\n");
 }
 
 export function formatSynapseStats(r: Record<string, any>): string {
   return [
     `edges ${r.edges} (${r.ltp_edges} long-term), nodes ${r.nodes}, total weight ${r.total_weight.toFixed(2)}, last decay ${r.last_decay_at ?? "never"}`,
+    `history ${r.history.commits} git commits read, ${r.history.learned} learned as co-change, ${r.history.edges} file pairs`,
     `store ${r.store}`,
     ...r.top_hubs.map((h: any) => `  hub ${h.name ?? h.id} ${h.file_path ? `(${h.file_path})` : ""}: degree ${h.degree}, strength ${h.strength.toFixed(2)}`),
   ].join("\n");

@@ -25,6 +25,8 @@ import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
 import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
+import { replayHistory } from "./synapse/history.js";
+import type { CoChangePartners } from "./retrieve/context.js";
 import { appendEvent } from "../shared/events.js";
 import { nodesOf } from "../shared/activity.js";
 
@@ -175,6 +177,10 @@ export class ProjectEngine {
           this.cfg = base;
           await this.invalidate();
         } else await this.afterBuild(r);
+        // The repository's history teaches co-change: asked for, it is read before the answer;
+        // otherwise new commits are read in the background, after the build has answered.
+        if (a.history !== undefined) return { ...r, history: await this.learnHistory({ commits: a.history, reread: true }) };
+        if (this.sideEffects) this.history = this.history.then(() => this.learnHistory()).catch((err) => void log.warn("learning from git history failed", { error: (err as Error).message }));
         return r;
       } finally {
         this.buildProgress = undefined;
@@ -183,6 +189,26 @@ export class ProjectEngine {
     this.building = run.catch(() => {});
     const r = await run;
     return { ...r, skipped: r.skipped.slice(0, 50) };
+  }
+
+  /** History replays run one at a time, after the build that started them. */
+  private history: Promise<unknown> = Promise.resolve();
+
+  /** Commits not yet read (all of the newest `commits` when re-reading) become co-change synapses. */
+  private async learnHistory(opts: { commits?: number; reread?: boolean } = {}): Promise<{ commits: number; learned: number; pairs: number }> {
+    const commits = opts.commits ?? this.cfg.synapses.historyCommits;
+    const r = await this.retrieverOrUndefined();
+    if (!r || commits <= 0) return { commits: 0, learned: 0, pairs: 0 };
+    const t0 = performance.now();
+    const out = await this.withSynapses(
+      (store) => replayHistory(store, this.root, { commits, maxFiles: this.cfg.synapses.historyMaxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),
+      Promise.resolve({ commits: 0, learned: 0, pairs: 0 }),
+    );
+    if (out.commits > 0) {
+      log.info("learned co-change from git history", { ...out, ms: Math.round(performance.now() - t0) });
+      appendEvent(this.root, { source: "daemon", kind: "history", commits: out.commits, learned: out.learned });
+    }
+    return out;
   }
 
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
@@ -338,9 +364,16 @@ export class ProjectEngine {
     const budget = a.budget ?? this.cfg.query.budget;
     const hits = await r.search(a.question, e, 40, this.recall());
     const freshness = await this.freshness();
-    const out = await assembleQuery(r, hits, budget, freshness);
+    const out = await assembleQuery(r, hits, budget, freshness, this.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
+  }
+
+  /** Strong co-change partners of a file from the history, for the query answer (none without a store). */
+  private coChangePartners(): CoChangePartners | undefined {
+    if (!fs.existsSync(stateDirs(this.root).synapseDb) || !this.synapsesIfReadable()) return undefined;
+    return (file) =>
+      this.withSynapses((s) => s.historyPartners(file, { limit: 3, minCommits: 3, minWeight: 0.15 }), []).map((p) => ({ file: p.id, commits: p.commits }));
   }
 
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
@@ -466,13 +499,25 @@ export class ProjectEngine {
     const a = this.parse(ops.synapticNeighbors, input);
     if (!a.query && !a.node_ids?.length) throw new CodememError("INVALID_ARGUMENT", "codemem_synaptic_neighbors needs `query` or `node_ids` to choose the seed nodes.");
     const r = await this.retriever();
-    const seeds = a.node_ids?.length ? a.node_ids.filter((id) => r.byId.has(id)) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
-    const found = fs.existsSync(stateDirs(this.root).synapseDb) ? this.synapses().neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) : [];
+    const seeds = a.node_ids?.length ? a.node_ids.map((id) => (r.byId.has(id) ? id : this.fileNodeOf(id))).filter((id): id is string => !!id) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
+    const store = fs.existsSync(stateDirs(this.root).synapseDb) ? this.synapses() : undefined;
+    const found = store?.neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) ?? [];
     const neighbors = found.flatMap((n) => {
       const m = r.byId.get(n.id);
-      return m ? [{ id: m.id, name: m.qualified_name, type: m.type, file_path: m.file_path, line_start: m.line_start, line_end: m.line_end, activation: Math.round(n.activation * 1e4) / 1e4, depth: n.depth, via: n.via }] : [];
+      if (!m || !store) return [];
+      const evidence = store.evidence(n.via, n.id);
+      return [{ id: m.id, name: m.qualified_name, type: m.type, file_path: m.file_path, line_start: m.line_start, line_end: m.line_end, activation: Math.round(n.activation * 1e4) / 1e4, depth: n.depth, via: n.via, ...evidence }];
     });
     return { seeds, neighbors };
+  }
+
+  /** A file named by an absolute or project-relative path, as its node id (its project path). */
+  private fileNodeOf(file: string): string | undefined {
+    try {
+      return toProjectPath(this.root, file);
+    } catch {
+      return undefined;
+    }
   }
 
   async synapse_stats(input: Input<typeof ops.synapseStats>): Promise<Output<typeof ops.synapseStats>> {
@@ -485,6 +530,7 @@ export class ProjectEngine {
         const d = describe(h.id);
         return { ...h, ...(d ? { name: d.name, file_path: d.file_path } : {}) };
       }),
+      history: this.synapses().historyStats(),
       store: stateDirs(this.root).synapseDb,
     };
   }
@@ -565,6 +611,7 @@ export class ProjectEngine {
 
   async close(): Promise<void> {
     await this.building;
+    await this.history;
     await this.builder.close();
     await this.invalidate({ now: true });
     this.docs?.close();

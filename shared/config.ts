@@ -47,6 +47,12 @@ export interface ResolvedConfig {
     wakeupBudget: number;
     synapseRecall: boolean;
   };
+  synapses: {
+    /** Newest commits of the git history the first build learns co-change from (0 = none). */
+    historyCommits: number;
+    /** Commits that changed more project files than this are bulk (renames, vendoring, sweeps): not learned. */
+    historyMaxFiles: number;
+  };
   llm: {
     baseUrl?: string;
     apiKey?: string;
@@ -213,6 +219,7 @@ export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backe
   build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: undefined },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
+  synapses: { historyCommits: 2000, historyMaxFiles: 30 },
   store: { backend: "local", poolSize: 4 },
   /** Minutes a daemon started on demand by a client lives without a client (0 = for ever). */
   daemon: { idleMinutes: 30 },
@@ -365,6 +372,7 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
   const e = section(doc, "embedder", file);
   const q = section(doc, "query", file);
   const l = section(doc, "llm", file);
+  const sy = section(doc, "synapses", file);
 
   let excludePatterns = DEFAULTS.build.excludePatterns;
   if (b.exclude_patterns !== undefined) {
@@ -410,6 +418,10 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       budget,
       wakeupBudget: int(q, "wakeup_budget", file, "query", 50) ?? DEFAULTS.query.wakeupBudget,
       synapseRecall: bool(q, "synapse_recall", file, "query") ?? DEFAULTS.query.synapseRecall,
+    },
+    synapses: {
+      historyCommits: int(sy, "history_commits", file, "synapses", 0) ?? DEFAULTS.synapses.historyCommits,
+      historyMaxFiles: int(sy, "history_max_files", file, "synapses", 2) ?? DEFAULTS.synapses.historyMaxFiles,
     },
     llm: {
       ...resolveProvider(env, str(l, "base_url", file, "llm"), trusted, file),

@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { resolveProcessSettings } from "./config.js";
-import { stateDirs } from "./paths.js";
+import { ensureOwnDir, stateDirs } from "./paths.js";
 
 export type EventSource = "daemon" | "cli" | "mcp" | "hook" | "watch" | "serve";
 export type EventKind = "tool_call" | "watch_batch" | "hook" | "build" | "decay" | "reinforce" | "export" | (string & {});
@@ -148,7 +148,7 @@ function writeLine(file: string, line: string, opts: AppendOptions): void {
     fd = fs.openSync(file, "a");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    ensureOwnDir(path.dirname(file)); // a hook may write the first line of a project's .codemem/
     fd = fs.openSync(file, "a");
   }
   let size: number;
@@ -256,7 +256,7 @@ export class EventTail {
     }
     this.timer = setInterval(() => this.poll(), this.intervalMs);
     try {
-      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      ensureOwnDir(path.dirname(this.file));
       this.watcher = fs.watch(path.dirname(this.file), () => this.poll());
       this.watcher.on("error", () => undefined);
     } catch {

@@ -45,6 +45,7 @@ export const build = op({
     exclude_secrets: z.boolean().optional(),
     backend: z.string().optional().describe("local | postgres | lancedb; later calls follow it"),
     db_url: z.string().optional().describe("postgres URL without password"),
+    history: z.number().int().min(0).max(100000).optional().describe("Re-learn co-change from the last N git commits"),
   },
   output: {
     nodes_processed: z.number().int(),
@@ -61,6 +62,7 @@ export const build = op({
     unsupported: UnsupportedFiles,
     graph_source: z.string(),
     embedder: z.string(),
+    history: z.object({ commits: z.number().int(), learned: z.number().int(), pairs: z.number().int() }).optional().describe("Git commits read as co-change (with history)"),
   },
   readOnly: false,
 });
@@ -191,17 +193,27 @@ const NodeBrief = { id: z.string(), name: z.string(), type: z.string(), file_pat
 
 export const synapticNeighbors = op({
   name: "synaptic_neighbors",
-  description: "Code often used together with given nodes or a query (learned).",
+  description: "Code used or changed together with given nodes, files or a query (learned from sessions and git history).",
   input: {
     project_path: projectPath,
     query: z.string().min(1).max(2000).optional().describe("Seeds: the best search hits for this text"),
-    node_ids: z.array(z.string()).max(50).optional().describe("Seeds: these node ids"),
+    node_ids: z.array(z.string()).max(50).optional().describe("Seeds: node ids or file paths"),
     depth: z.number().int().min(1).max(2).default(2),
     k: z.number().int().min(1).max(50).default(10),
   },
   output: {
     seeds: z.array(z.string()),
-    neighbors: z.array(z.object({ ...NodeBrief, activation: z.number(), depth: z.number().int(), via: z.string() })),
+    neighbors: z.array(
+      z.object({
+        ...NodeBrief,
+        activation: z.number(),
+        depth: z.number().int(),
+        via: z.string(),
+        co_activations: z.number().int().describe("Sessions' co-activations with `via`"),
+        commits: z.number().int().describe("Commits that changed it with `via`"),
+        last_at: z.string().nullable(),
+      }),
+    ),
   },
   readOnly: true,
 });
@@ -217,6 +229,7 @@ export const synapseStats = op({
     nodes: z.number().int(),
     top_hubs: z.array(z.object({ id: z.string(), name: z.string().optional(), file_path: z.string().optional(), degree: z.number().int(), strength: z.number() })),
     last_decay_at: z.string().nullable(),
+    history: z.object({ commits: z.number().int(), learned: z.number().int(), edges: z.number().int() }).describe("Git commits read, learned from, co-change pairs"),
     store: z.string(),
   },
   readOnly: true,

@@ -107,8 +107,15 @@ async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget:
   return [head, "```", body, "```"].join("\n");
 }
 
-/** Assembles the layered answer (L0 identity, L1 architecture, L2 areas, L3 code) within `budget` tokens. */
-export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshness: FreshnessT): Promise<Assembled> {
+/** Files that usually change with a file (learned from the git history), strongest first. */
+export type CoChangePartners = (file: string) => { file: string; commits: number }[];
+
+/**
+ * Assembles the layered answer (L0 identity, L1 architecture, L2 areas, L3 code) within `budget`
+ * tokens. When the lead file has strong co-change partners, one line after its entry names them;
+ * it is paid from L3 like any entry, so the budget does not grow.
+ */
+export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, freshness: FreshnessT, partners?: CoChangePartners): Promise<Assembled> {
   const b0 = Math.floor(budget * SHARES.L0);
   const b1 = Math.floor(budget * SHARES.L1);
   const b2 = Math.floor(budget * SHARES.L2);
@@ -126,6 +133,10 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
   const perFile = new Map<string, number>();
   let spent = countTokens("## Code") + 1;
   const covered = new Set<string>();
+  const leadFile = hits[0]?.node.file_path;
+  const known = leadFile && partners ? partners(leadFile).filter((p) => p.file !== leadFile) : [];
+  const partnerLine = known.length ? `(usually changed with ${known.map((p, i) => `${p.file} (${p.commits}${i === 0 ? " commits" : ""})`).join(", ")})` : "";
+  if (partnerLine) spent += countTokens(partnerLine) + 1;
   for (let i = 0; i < hits.length && spent < b3; i++) {
     const n = hits[i].node;
     if (!files.has(n.file_path) && files.size >= MAX_FILES) continue;
@@ -143,6 +154,8 @@ export async function assembleQuery(r: Retriever, hits: Hit[], budget: number, f
       }
     }
     if (!text) continue;
+    if (entries.length === 0 && partnerLine && n.file_path === leadFile) text += `\n${partnerLine}`;
+    else if (entries.length === 0 && partnerLine) spent -= countTokens(partnerLine) + 1;
     entries.push(text);
     spent += countTokens(text) + 1;
     files.add(n.file_path);

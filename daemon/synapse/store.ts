@@ -24,6 +24,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { CodememError } from "../../shared/errors.js";
+import { ensureOwnDir } from "../../shared/paths.js";
 
 export interface SynapseParams {
   /** w ← w + lr·(1 − w), capped at 1. */
@@ -46,6 +47,8 @@ export interface SynapseParams {
   frontier: number;
   /** Strongest edges followed out of each node during spreading activation. */
   fanout: number;
+  /** Factor per commit of the project's history by which co-change evidence ages. */
+  historyDecay: number;
 }
 
 export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
@@ -59,6 +62,7 @@ export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
   hopDamping: 0.6,
   frontier: 16,
   fanout: 32,
+  historyDecay: 0.995,
 });
 
 export interface SynapseNeighbor {
@@ -115,6 +119,36 @@ CREATE TRIGGER IF NOT EXISTS synapses_node_remove AFTER DELETE ON synapses BEGIN
   DELETE FROM synapse_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
 END;
 CREATE TABLE IF NOT EXISTS synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- Co-change learned from the repository's history, beside (not inside) the session synapses: it ages
+-- with the project's commits, not with wall-clock time. score = Σ over the commits that changed both
+-- files of share · g^(tick − base), share = 1 / (files in the commit − 1), g = 1 / historyDecay; its
+-- value today is score · historyDecay^(clock − base) (one multiply at read time, no per-commit UPDATE).
+CREATE TABLE IF NOT EXISTS cochange (
+  a       TEXT    NOT NULL,
+  b       TEXT    NOT NULL,
+  score   REAL    NOT NULL,
+  commits INTEGER NOT NULL,           -- commits that changed both
+  last_at INTEGER NOT NULL,           -- ms epoch of the latest such commit
+  PRIMARY KEY (a, b)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cochange_a_score ON cochange(a, score);
+CREATE INDEX IF NOT EXISTS cochange_b_score ON cochange(b, score);
+CREATE TABLE IF NOT EXISTS cochange_nodes (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS cochange_node_add AFTER INSERT ON cochange BEGIN
+  INSERT INTO cochange_nodes (id, degree) VALUES (NEW.a, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+  INSERT INTO cochange_nodes (id, degree) VALUES (NEW.b, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS cochange_node_remove AFTER DELETE ON cochange BEGIN
+  UPDATE cochange_nodes SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
+  DELETE FROM cochange_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
+END;
+-- Every commit read once (a second replay adds nothing); bulk commits are recorded, not learned.
+CREATE TABLE IF NOT EXISTS history_commits (
+  sha     TEXT    PRIMARY KEY,
+  at      INTEGER NOT NULL,
+  files   INTEGER NOT NULL,           -- project files the commit changed
+  learned INTEGER NOT NULL            -- 0: skipped as bulk or with fewer than two indexed files
+) WITHOUT ROWID;
 `;
 
 // The whole update is inside SQL: concurrent writers serialize on the write lock and each sees the
@@ -128,6 +162,16 @@ ON CONFLICT (a, b) DO UPDATE SET
   ltp     = CASE WHEN count + 1 >= @ltpAt THEN 1 ELSE ltp END,
   last_at = max(last_at, excluded.last_at),
   source  = coalesce(excluded.source, source)`;
+
+const SQL_COCHANGE = `
+INSERT INTO cochange (a, b, score, commits, last_at) VALUES (@a, @b, @inc, 1, @at)
+ON CONFLICT (a, b) DO UPDATE SET score = score + @inc, commits = commits + 1, last_at = max(last_at, excluded.last_at)`;
+const SQL_COCHANGE_OF = `
+SELECT id, score FROM (
+  SELECT b AS id, score FROM cochange WHERE a = @id
+  UNION ALL
+  SELECT a AS id, score FROM cochange WHERE b = @id
+) ORDER BY score DESC LIMIT @limit`;
 
 const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN @ltpFactor ELSE @factor END`;
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
@@ -146,6 +190,32 @@ SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
 // applied decay (ms; reported by stats). They differ because a manual tick does not move the clock.
 const META_CLOCK = "decay_clock";
 const META_LAST_DECAY = "last_decay_at";
+// History clock: commits read so far (ticks), the tick scores are relative to, and the newest commit read.
+const META_HISTORY_CLOCK = "history_clock";
+const META_HISTORY_BASE = "history_base";
+const META_HISTORY_HEAD = "history_head";
+// Scores grow as g^(tick − base); past this many ticks they are rescaled (g^20000 ≈ e^100 at 0.995).
+const HISTORY_RESCALE_TICKS = 20_000;
+
+/** A commit as history replay hands it to the store: the node ids (files) it changed together. */
+export interface LearnedCommit {
+  sha: string;
+  at: number;
+  /** Project files the commit changed (bulk is judged on this count). */
+  files: number;
+  /** Indexed node ids among them, in any order; fewer than two teach nothing. */
+  ids: string[];
+}
+
+/** What one neighbour's association rests on. */
+export interface SynapseEvidence {
+  /** Co-activations in sessions (tool calls, hooks, watch batches). */
+  co_activations: number;
+  /** Commits of the project's history that changed both. */
+  commits: number;
+  /** ISO time of the latest co-activation or shared commit. */
+  last_at: string | null;
+}
 
 /** Canonical pair order, used everywhere an edge is written or read. */
 function ordered(x: string, y: string): [string, string] {
@@ -171,12 +241,28 @@ export class SynapseStore {
       degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+      deleteMeta: db.prepare(`DELETE FROM synapse_meta WHERE key = ?`),
       initMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`),
       counts: db.prepare<[], { edges: number; ltp_edges: number; total_weight: number | null }>(
         `SELECT count(*) AS edges, coalesce(sum(ltp), 0) AS ltp_edges, sum(weight) AS total_weight FROM synapses`,
       ),
       nodes: db.prepare<[], { nodes: number }>(`SELECT count(*) AS nodes FROM synapse_nodes`),
       hubs: db.prepare<[number], { id: string; degree: number; strength: number }>(SQL_HUBS),
+      cochange: db.prepare(SQL_COCHANGE),
+      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number }>(SQL_COCHANGE_OF),
+      cochangePartners: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number }>(`
+        SELECT id, score, commits FROM (
+          SELECT b AS id, score, commits FROM cochange WHERE a = @id UNION ALL SELECT a AS id, score, commits FROM cochange WHERE b = @id
+        ) ORDER BY score DESC LIMIT @limit`),
+      cochangeDegree: db.prepare<[string], { degree: number }>(`SELECT degree FROM cochange_nodes WHERE id = ?`),
+      commitSeen: db.prepare(`INSERT INTO history_commits (sha, at, files, learned) VALUES (?, ?, ?, ?) ON CONFLICT (sha) DO NOTHING`),
+      rescale: db.prepare(`UPDATE cochange SET score = score * ?`),
+      pairEvidence: db.prepare<{ a: string; b: string }, { count: number | null; s_at: number | null; commits: number | null; h_at: number | null }>(
+        `SELECT s.count AS count, s.last_at AS s_at, c.commits AS commits, c.last_at AS h_at
+         FROM (SELECT 1) LEFT JOIN synapses s ON s.a = @a AND s.b = @b LEFT JOIN cochange c ON c.a = @a AND c.b = @b`,
+      ),
+      historyCounts: db.prepare<[], { commits: number; learned: number }>(`SELECT count(*) AS commits, coalesce(sum(learned), 0) AS learned FROM history_commits`),
+      cochangeCount: db.prepare<[], { edges: number }>(`SELECT count(*) AS edges FROM cochange`),
       strongest: db.prepare<[number], { a: string; b: string; weight: number; count: number; ltp: number }>(
         `SELECT a, b, weight, count, ltp FROM synapses ORDER BY weight DESC, count DESC, a, b LIMIT ?`,
       ),
@@ -185,7 +271,7 @@ export class SynapseStore {
 
   /** Opens (creating if needed) the store at `file`; `params` overrides defaults for this process. */
   static open(file: string, params: Partial<SynapseParams> = {}): SynapseStore {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    ensureOwnDir(path.dirname(file));
     let db: Database.Database | undefined;
     try {
       db = new Database(file);
@@ -271,6 +357,125 @@ export class SynapseStore {
   }
 
   /**
+   * Learns commits of the project's history, oldest first: each commit not seen before advances the
+   * history clock by one tick; one that changed between 2 and `maxFiles` project files adds to every
+   * pair of its indexed files a share 1/(n − 1) of a co-change (n indexed files), so a pair changed
+   * alone together weighs most. Commits already recorded are skipped: replaying again adds nothing.
+   */
+  learnHistory(commits: LearnedCommit[], opts: { maxFiles: number; head?: string }): { commits: number; learned: number; pairs: number } {
+    let seen = 0;
+    let learned = 0;
+    let pairs = 0;
+    const g = 1 / this.params.historyDecay;
+    this.db
+      .transaction(() => {
+        let clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
+        let base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
+        for (const c of commits) {
+          const ids = [...new Set(c.ids.filter((id) => typeof id === "string" && id !== ""))];
+          const learn = ids.length >= 2 && c.files <= opts.maxFiles;
+          if (this.stmts.commitSeen.run(c.sha, c.at, c.files, learn ? 1 : 0).changes === 0) continue;
+          seen++;
+          clock++;
+          if (clock - base > HISTORY_RESCALE_TICKS) {
+            this.stmts.rescale.run(Math.pow(this.params.historyDecay, clock - base));
+            base = clock;
+          }
+          if (!learn) continue;
+          learned++;
+          const inc = Math.pow(g, clock - base) / (ids.length - 1);
+          for (let i = 0; i < ids.length; i++) {
+            for (let j = i + 1; j < ids.length; j++) {
+              const [a, b] = ordered(ids[i], ids[j]);
+              this.stmts.cochange.run({ a, b, inc, at: c.at });
+              pairs++;
+            }
+          }
+        }
+        this.stmts.setMeta.run(META_HISTORY_CLOCK, String(clock));
+        this.stmts.setMeta.run(META_HISTORY_BASE, String(base));
+        if (opts.head) this.stmts.setMeta.run(META_HISTORY_HEAD, opts.head);
+      })
+      .immediate();
+    if (seen > 0) {
+      this.writesSinceCheckpoint = 15;
+      this.afterWrite();
+    }
+    return { commits: seen, learned, pairs };
+  }
+
+  /** Drops everything learned from history (the session synapses stay). */
+  forgetHistory(): void {
+    this.db
+      .transaction(() => {
+        this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM history_commits`);
+        for (const key of [META_HISTORY_CLOCK, META_HISTORY_BASE, META_HISTORY_HEAD]) this.stmts.deleteMeta.run(key);
+      })
+      .immediate();
+  }
+
+  /** The newest commit history replay has read (HEAD at the time), if any. */
+  historyHead(): string | undefined {
+    return this.stmts.getMeta.get(META_HISTORY_HEAD)?.value;
+  }
+
+  /** Commits read, commits learned from, co-change pairs. */
+  historyStats(): { commits: number; learned: number; edges: number } {
+    return { ...this.stmts.historyCounts.get()!, ...this.stmts.cochangeCount.get()! };
+  }
+
+  /**
+   * Co-change weight today: commits changed together count as co-activations of the Hebbian rule,
+   * w = 1 − (1 − lr)^s, s the aged score (a pair changed alone together twice: 1 − 0.85² = 0.28).
+   */
+  private historyWeight(): (score: number) => number {
+    const clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
+    const base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
+    const age = Math.pow(this.params.historyDecay, clock - base);
+    const keep = 1 - this.params.learningRate;
+    return (score) => 1 - Math.pow(keep, score * age);
+  }
+
+  /**
+   * The strongest associations of `id`, sessions and history together: a pair known both ways
+   * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees.
+   */
+  private edgesOf(id: string, toWeight: (score: number) => number): { degree: number; edges: { id: string; weight: number }[] } {
+    const degree = (this.stmts.degree.get(id)?.degree ?? 0) + (this.stmts.cochangeDegree.get(id)?.degree ?? 0);
+    if (degree === 0) return { degree, edges: [] };
+    const limit = this.params.fanout;
+    const merged = new Map<string, number>();
+    for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, e.weight);
+    for (const e of this.stmts.cochangeOf.all({ id, limit })) {
+      const w = toWeight(e.score);
+      merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
+    }
+    const edges = [...merged.entries()].map(([n, weight]) => ({ id: n, weight })).sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
+    return { degree, edges: edges.slice(0, limit) };
+  }
+
+  /**
+   * Files that usually change with `id` by the history: at least `minCommits` shared commits and an
+   * aged weight of at least `minWeight`, strongest first.
+   */
+  historyPartners(id: string, opts: { limit: number; minCommits: number; minWeight: number }): { id: string; commits: number; weight: number }[] {
+    const toWeight = this.historyWeight();
+    return this.stmts.cochangePartners
+      .all({ id, limit: opts.limit * 4 })
+      .map((r) => ({ id: r.id, commits: r.commits, weight: toWeight(r.score) }))
+      .filter((r) => r.commits >= opts.minCommits && r.weight >= opts.minWeight)
+      .slice(0, opts.limit);
+  }
+
+  /** What the association between two nodes rests on (sessions, commits, when last). */
+  evidence(x: string, y: string): SynapseEvidence {
+    const [a, b] = ordered(x, y);
+    const r = this.stmts.pairEvidence.get({ a, b });
+    const last = Math.max(r?.s_at ?? 0, r?.h_at ?? 0);
+    return { co_activations: r?.count ?? 0, commits: r?.commits ?? 0, last_at: last > 0 ? new Date(last).toISOString() : null };
+  }
+
+  /**
    * Decays every edge by factor^ticks and prunes weak ones. Wall-clock mode (no `ticks`): ticks =
    * floor((now − clock) / tickMs) and the clock advances by whole ticks only, so repeated calls with
    * the same `now` are no-ops and frequent calls never lose the remainder. Explicit `ticks` (a manual
@@ -328,11 +533,11 @@ export class SynapseStore {
 
     type Acc = { activation: number; depth: number; via: string; best: number };
     const acc = new Map<string, Acc>();
+    const toWeight = this.historyWeight();
     const spread = (from: string, fromActivation: number, atDepth: number): void => {
-      const degree = this.stmts.degree.get(from)?.degree ?? 0;
-      if (degree === 0) return;
       // Only the strongest edges of a node spread: each one left out adds less than any kept one.
-      const edges = this.stmts.strongestOf.all({ id: from, limit: this.params.fanout });
+      const { degree, edges } = this.edgesOf(from, toWeight);
+      if (degree === 0) return;
       const scale = (fromActivation * hop) / Math.sqrt(degree);
       for (const e of edges) {
         if (seedSet.has(e.id)) continue;

@@ -101,7 +101,7 @@ describe("rotation", () => {
     const root = project();
     for (let i = 0; i < 200; i++) appendEvent(root, { source: "cli", kind: "build", seq: i }, { maxBytes: 2048 });
     const names = readdirSync(join(root, ".codemem")).sort();
-    expect(names).toEqual(["events.jsonl", "events.jsonl.1", "events.jsonl.2"]);
+    expect(names).toEqual([".gitignore", "events.jsonl", "events.jsonl.1", "events.jsonl.2"]);
     for (const n of names) expect(readFileSync(join(root, ".codemem", n)).length).toBeLessThanOrEqual(2048 + 200);
     const newest = lines(eventsFile(root)).map((l) => JSON.parse(l).seq);
     expect(newest[newest.length - 1]).toBe(199);

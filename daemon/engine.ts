@@ -26,6 +26,8 @@ import type { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
 import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
 import { replayHistory } from "./synapse/history.js";
+import { sessionFocus } from "./synapse/focus.js";
+import type { Recall } from "./retrieve/retriever.js";
 import type { CoChangePartners } from "./retrieve/context.js";
 import { appendEvent } from "../shared/events.js";
 import { nodesOf } from "../shared/activity.js";
@@ -337,7 +339,7 @@ export class ProjectEngine {
   async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
-    const hits = await (await this.retriever()).search(a.query, e, a.limit, this.recall());
+    const hits = await (await this.retriever()).search(a.query, e, a.limit, await this.recall());
     return {
       results: hits.map((h) => ({
         id: h.node.id,
@@ -362,7 +364,7 @@ export class ProjectEngine {
     const e = await this.checkEmbedder();
     const r = await this.retriever();
     const budget = a.budget ?? this.cfg.query.budget;
-    const hits = await r.search(a.question, e, 40, this.recall());
+    const hits = await r.search(a.question, e, 40, await this.recall());
     const freshness = await this.freshness();
     const out = await assembleQuery(r, hits, budget, freshness, this.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
@@ -480,10 +482,15 @@ export class ProjectEngine {
   }
 
   /** Spreading activation from the strongest hits, for search and query; off when configured so. */
-  private recall(): ((seeds: string[]) => Map<string, number>) | undefined {
+  private async recall(): Promise<Recall | undefined> {
     if (!this.cfg.query.synapseRecall || !fs.existsSync(stateDirs(this.root).synapseDb)) return undefined;
     if (!this.synapsesIfReadable()) return undefined;
-    return (seeds) => this.withSynapses((store) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation])), new Map<string, number>());
+    const r = await this.retriever();
+    const fileOf = (id: string) => r.byId.get(id)?.file_path;
+    return {
+      neighbors: (seeds) => this.withSynapses((store) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation])), new Map<string, number>()),
+      focus: this.withSynapses((store) => sessionFocus(store, fileOf), undefined),
+    };
   }
 
   /** Name and place of a node for synapse reports; ids missing from the index stay undescribed. */

@@ -28,6 +28,13 @@ const CANDIDATES = 120;
 const FILE_CANDIDATES = 30;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
+/** Share of the best hit's score a candidate in the file most worked in lately gains (fixed before measuring). */
+const FOCUS_WEIGHT = 0.3;
+/** Synapse recall for one question: spreading activation from its best hits, and the sessions' focus (file → [0, 1]). */
+export interface Recall {
+  neighbors: (seeds: string[]) => Map<string, number>;
+  focus?: Map<string, number>;
+}
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.7;
 /** Factor by which each earlier hit of the same file discounts the next one in the result order. */
@@ -223,7 +230,7 @@ export class Retriever {
   }
 
   /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
-  async search(query: string, embedder: Embedder, limit: number, recall?: (seeds: string[]) => Map<string, number>): Promise<Hit[]> {
+  async search(query: string, embedder: Embedder, limit: number, recall?: Recall): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
     const [lex, vec, files] = await Promise.all([this.lexical(query), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(query)]);
@@ -253,7 +260,7 @@ export class Retriever {
     // the answer's budget is unchanged, so recalled nodes displace the weakest hits.
     if (recall && ranked.length > 0) {
       const top = ranked[0].score;
-      const recalled = recall(ranked.slice(0, 5).map((h) => h.node.id));
+      const recalled = recall.neighbors(ranked.slice(0, 5).map((h) => h.node.id));
       // Activations are relative (weight × damping / √degree): scale so the strongest recall gets RECALL_WEIGHT.
       const peak = Math.max(0, ...recalled.values());
       for (const [id, activation] of recalled) {
@@ -263,6 +270,15 @@ export class Retriever {
         // nodes it did not find enter at half weight, so they displace only the weakest hits.
         const share = scores.has(id) ? RECALL_WEIGHT : RECALL_WEIGHT / 2;
         add(n, top * share * (activation / peak), "synapse");
+      }
+      // Focus: candidates in the files the sessions under way work in (or that change with them) rise;
+      // nothing enters for it, so it only reorders what the question found.
+      for (const h of scores.values()) {
+        const f = recall.focus?.get(h.node.file_path);
+        if (f) {
+          h.score += top * FOCUS_WEIGHT * f;
+          if (!h.via.includes("focus")) h.via.push("focus");
+        }
       }
       ranked = [...scores.values()].sort((a, b) => b.score - a.score);
     }

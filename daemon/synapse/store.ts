@@ -142,6 +142,10 @@ CREATE TRIGGER IF NOT EXISTS cochange_node_remove AFTER DELETE ON cochange BEGIN
   UPDATE cochange_nodes SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
   DELETE FROM cochange_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
 END;
+-- What was active when (the last activation of each node): the working set of the sessions under way,
+-- read as the focus of recall. Rows a week old are dropped by decay.
+CREATE TABLE IF NOT EXISTS activity (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS activity_at ON activity(at);
 -- Every commit read once (a second replay adds nothing); bulk commits are recorded, not learned.
 CREATE TABLE IF NOT EXISTS history_commits (
   sha     TEXT    PRIMARY KEY,
@@ -190,6 +194,7 @@ SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
 // applied decay (ms; reported by stats). They differ because a manual tick does not move the clock.
 const META_CLOCK = "decay_clock";
 const META_LAST_DECAY = "last_decay_at";
+const ACTIVITY_KEPT_MS = 7 * 24 * 3600 * 1000;
 // History clock: commits read so far (ticks), the tick scores are relative to, and the newest commit read.
 const META_HISTORY_CLOCK = "history_clock";
 const META_HISTORY_BASE = "history_base";
@@ -241,6 +246,9 @@ export class SynapseStore {
       degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+      touch: db.prepare(`INSERT INTO activity (id, at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET at = max(at, excluded.at)`),
+      recent: db.prepare<[number, number], { id: string; at: number }>(`SELECT id, at FROM activity WHERE at >= ? ORDER BY at DESC LIMIT ?`),
+      forgetActivity: db.prepare(`DELETE FROM activity WHERE at < ?`),
       deleteMeta: db.prepare(`DELETE FROM synapse_meta WHERE key = ?`),
       initMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`),
       counts: db.prepare<[], { edges: number; ltp_edges: number; total_weight: number | null }>(
@@ -343,6 +351,7 @@ export class SynapseStore {
       .transaction(() => {
         // The decay clock starts with the first memory, not with the file.
         this.stmts.initMeta.run(META_CLOCK, String(now));
+        for (const id of ids) this.stmts.touch.run(id, now);
         for (let i = 0; i < ids.length; i++) {
           for (let j = i + 1; j < ids.length; j++) {
             const [a, b] = ordered(ids[i], ids[j]);
@@ -467,6 +476,11 @@ export class SynapseStore {
       .slice(0, opts.limit);
   }
 
+  /** Nodes active since `since` (ms), the most recent first, with the time of their last activation. */
+  recentActivity(since: number, limit: number): { id: string; at: number }[] {
+    return this.stmts.recent.all(since, limit);
+  }
+
   /** What the association between two nodes rests on (sessions, commits, when last). */
   evidence(x: string, y: string): SynapseEvidence {
     const [a, b] = ordered(x, y);
@@ -507,6 +521,7 @@ export class SynapseStore {
           ltpFactor: Math.pow(this.params.ltpDecay, ticks),
         }).changes;
         const pruned = this.stmts.prune.run({ threshold: this.params.pruneBelow }).changes;
+        this.stmts.forgetActivity.run(now - ACTIVITY_KEPT_MS);
         this.stmts.setMeta.run(META_LAST_DECAY, String(now));
         return { ticks, decayed, pruned };
       })

@@ -66,5 +66,5 @@ export function testClassifier(patterns: readonly string[] = []): TestClassifier
  * tests of", "test case", "spec for", "fixture"): then tests keep their rank.
  */
 export function seeksTests(question: string): boolean {
-  return /\b(tests?|tested|testing|unit ?tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(question);
+  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(question);
 }

@@ -111,7 +111,8 @@ async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget:
 /**
  * Assembles the layered answer (L0 identity, L1 architecture, L2 areas, L3 code) within `budget`
  * tokens. Unless the question is about tests, test code only takes what implementation leaves:
- * the code layer's six files and its budget go to the code that matches first.
+ * the code layer's six files and its budget go to the code that matches first. (On go-net with its
+ * tests, letting up to 2 test files in by score instead cost recall 0.965 → 0.953.)
  */
 export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number, freshness: FreshnessT, question: string): Promise<Assembled> {
   const hits = seeksTests(question) ? ranked : [...ranked.filter((h) => !r.isTest(h.node.file_path)), ...ranked.filter((h) => r.isTest(h.node.file_path))];

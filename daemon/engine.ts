@@ -20,6 +20,7 @@ import { runBenchmark } from "./retrieve/benchmark.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
 import { recursiveQuery } from "./retrieve/recursive.js";
 import { Retriever } from "./retrieve/retriever.js";
+import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
@@ -105,6 +106,7 @@ export class ProjectEngine {
     if (refused && JSON.stringify(cfg) === JSON.stringify(this.cfg)) return;
     if (JSON.stringify(cfg.embedder) !== JSON.stringify(this.cfg.embedder)) this.embedderP = undefined;
     this.cfg = cfg;
+    this.ret?.then((r) => (r.isTest = testClassifier(cfg.index.testPatterns)), () => undefined);
     this.freshCache = undefined;
     log.info("codemem.toml changed; settings read again", { file: stateDirs(this.root).configFile });
     this.opts.onConfigChange?.();
@@ -130,6 +132,10 @@ export class ProjectEngine {
         await store.close();
         throw err;
       }))
+      .then((r) => {
+        r.isTest = testClassifier(this.cfg.index.testPatterns);
+        return r;
+      })
       .catch((err) => {
         this.ret = undefined;
         throw err;
@@ -339,7 +345,8 @@ export class ProjectEngine {
   async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
-    const hits = await (await this.retriever()).search(a.query, e, a.limit, await this.recall());
+    const r = await this.retriever();
+    const hits = await r.search(a.query, e, a.limit, await this.recall());
     return {
       results: hits.map((h) => ({
         id: h.node.id,
@@ -354,6 +361,7 @@ export class ProjectEngine {
         signature: h.node.signature,
         description: h.node.description,
         via: h.via,
+        is_test: r.isTest(h.node.file_path),
       })),
       freshness: await this.freshness(),
     };
@@ -366,7 +374,7 @@ export class ProjectEngine {
     const budget = a.budget ?? this.cfg.query.budget;
     const hits = await r.search(a.question, e, 40, await this.recall());
     const freshness = await this.freshness();
-    const out = await assembleQuery(r, hits, budget, freshness, this.coChangePartners());
+    const out = await assembleQuery(r, hits, budget, freshness, a.question, this.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
   }

@@ -34,6 +34,10 @@ export interface ResolvedConfig {
     generator?: string;
     workers: number;
   };
+  index: {
+    /** `[index] test_patterns`: names, globs or `/regex/` marking test code beyond the built-in conventions. */
+    testPatterns: string[];
+  };
   embedder: {
     kind: "builtin" | "neural";
     model: string;
@@ -217,6 +221,7 @@ export type ConfigFlags = {
 
 export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backend: BackendName; poolSize: number }; daemon: { idleMinutes: number } } = {
   build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: undefined },
+  index: { testPatterns: [] },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
   synapses: { historyCommits: 2000, historyMaxFiles: 30 },
@@ -261,6 +266,19 @@ function str(t: Record<string, unknown>, key: string, file: string, sec: string)
   if (v === undefined) return undefined;
   if (typeof v !== "string") fail(file, `[${sec}] ${key} must be a string, got ${JSON.stringify(v)}.`);
   return v;
+}
+
+function strings(t: Record<string, unknown>, key: string, file: string, sec: string, example: string): string[] | undefined {
+  const v = t[key];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.some((p) => typeof p !== "string")) fail(file, `[${sec}] ${key} must be an array of strings, e.g. ${example}; got ${JSON.stringify(v)}.`);
+  return v as string[];
+}
+
+/** A pattern written `/…/` is a regular expression (its body); anything else a name or glob. */
+export function regexBody(pattern: string): string | undefined {
+  const p = pattern.trim();
+  return p.length > 2 && p.startsWith("/") && p.endsWith("/") ? p.slice(1, -1) : undefined;
 }
 
 function int(t: Record<string, unknown>, key: string, file: string, sec: string, min: number): number | undefined {
@@ -374,12 +392,16 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
   const l = section(doc, "llm", file);
   const sy = section(doc, "synapses", file);
 
-  let excludePatterns = DEFAULTS.build.excludePatterns;
-  if (b.exclude_patterns !== undefined) {
-    if (!Array.isArray(b.exclude_patterns) || b.exclude_patterns.some((p) => typeof p !== "string")) {
-      fail(file, `[build] exclude_patterns must be an array of strings, e.g. ["docs", "*.min.js"].`);
+  const excludePatterns = strings(b, "exclude_patterns", file, "build", `["docs", "*.min.js"]`) ?? DEFAULTS.build.excludePatterns;
+  const testPatterns = strings(section(doc, "index", file), "test_patterns", file, "index", `["integration", "*_check.py"]`) ?? DEFAULTS.index.testPatterns;
+  for (const p of testPatterns) {
+    const body = regexBody(p);
+    if (body === undefined) continue;
+    try {
+      new RegExp(body);
+    } catch (err) {
+      fail(file, `[index] test_patterns: ${JSON.stringify(p)} is not a valid regular expression (${(err as Error).message}); fix it, or write a name or glob without the enclosing slashes.`);
     }
-    excludePatterns = b.exclude_patterns as string[];
   }
   const tiers = section(l, "models", file);
   const proc = resolveProcessSettings(env);
@@ -403,6 +425,7 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       generator: findOnPath("codegraph", env.PATH),
       workers: int(b, "workers", file, "build", 1) ?? DEFAULTS.build.workers,
     },
+    index: { testPatterns },
     embedder: {
       kind:
         flags.embedder ??

@@ -33,6 +33,7 @@ export const Citation = z.object({
   file_path: z.string(),
   line_start: z.number().int(),
   line_end: z.number().int(),
+  is_test: z.boolean().describe("Test code (by the language's conventions and [index] test_patterns)"),
 });
 
 export const SearchResult = z.object({
@@ -49,6 +50,7 @@ export const SearchResult = z.object({
   description: z.string(),
   /** Which rankers found it: lexical, vector, graph, synapse. */
   via: z.array(z.string()),
+  is_test: z.boolean().describe("Test code (by the language's conventions and [index] test_patterns); ranked below implementation unless the query is about tests"),
 });
 
 export const SkippedFile = z.object({ path: z.string(), reason: z.string(), detail: z.string().optional() });

@@ -8,6 +8,7 @@ import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
+import { testClassifier } from "./test-code.js";
 import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
@@ -259,7 +260,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
         const churn = graph.touched.size / Math.max(1, graph.resolver!.fileCount);
         if (!prev || prev.communityOf.size === 0 || (churn > 0.1 && !opts.deferRecluster)) {
-          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges()));
+          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges(), testClassifier(cfg.index.testPatterns)));
         } else {
           // Existing nodes keep their community; new ones join their neighbours' and file's.
           communityOf = prev.communityOf;
@@ -280,7 +281,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           carried += placed.length;
           carryCommunities(graph.nodes, graph.edgesAdded, communityOf);
           for (const n of placed) count(n.id, 1);
-          communities = recountCommunities(prev.communities, sizes, communityOf, placed);
+          communities = recountCommunities(prev.communities, sizes, communityOf, placed, testClassifier(cfg.index.testPatterns));
           reclustered = false;
         }
       }
@@ -360,7 +361,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
  */
 export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "deferGraphFile">): Promise<BuildResult> {
   const t0 = performance.now();
-  const { communityOf, communities } = detectCommunities(cache.resolver.nodeList(), cache.resolver.edges());
+  const { communityOf, communities } = detectCommunities(cache.resolver.nodeList(), cache.resolver.edges(), testClassifier(cfg.index.testPatterns));
   const store = await openStore(cfg, { mode: "build", dim: opts.embedder.dim, batchSize: cfg.build.batchSize });
   const builtAt = new Date().toISOString();
   let meta: Record<string, string | undefined>;
@@ -644,7 +645,7 @@ function loadExternal(cfg: ResolvedConfig, byPath: Map<string, FileExtract>) {
     };
   });
   const communityOf = new Map(nodes.map((n) => [n.id, n.community]));
-  const communities = g.communities.length ? g.communities : nameCommunities(nodes, degreeMap(g.edges), communityOf);
+  const communities = g.communities.length ? g.communities : nameCommunities(nodes, degreeMap(g.edges), communityOf, testClassifier(cfg.index.testPatterns));
   return { nodes, edges: g.edges, communityOf, communities };
 }
 

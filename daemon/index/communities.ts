@@ -4,6 +4,7 @@ import louvainModule from "graphology-communities-louvain";
 import type { GraphCommunity, GraphEdge } from "./types.js";
 import type { NodeRecord } from "./resolve.js";
 import { seededRandom } from "../../shared/random.js";
+import { isTestPath, type TestClassifier } from "./test-code.js";
 
 /** Edge weights for clustering: calls and inheritance bind code together more than containment does. */
 // The package is CommonJS; under NodeNext its default import is the function itself.
@@ -31,7 +32,7 @@ export interface CommunityResult {
 }
 
 /** Louvain modularity clustering over the code graph, then naming from directories and central symbols. */
-export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): CommunityResult {
+export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[], isTest: TestClassifier = isTestPath): CommunityResult {
   const g = new UndirectedGraph({ allowSelfLoops: false });
   for (const n of nodes) g.addNode(n.id);
   for (const e of edges) {
@@ -94,7 +95,7 @@ export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[]): C
   for (const [id, c] of assign) communityOf.set(id, renum.get(c)!);
   const degree = new Map<string, number>();
   g.forEachNode((id: string) => degree.set(id, g.degree(id)));
-  return { communityOf, communities: nameCommunities(nodes, degree, communityOf) };
+  return { communityOf, communities: nameCommunities(nodes, degree, communityOf, isTest) };
 }
 
 /**
@@ -155,17 +156,12 @@ function commonPrefix(dirs: string[]): string {
   return parts.length && parts[0] !== "." ? `${parts.join("/")}/` : "";
 }
 
-/** Test code (and test data) of the common conventions: it never names an area. */
-export function isTestPath(file: string): boolean {
-  return /(^|\/)(tests?|testdata|__tests__|spec|fixtures?)(\/|$)|(_test\.[^./]+$)|(^|\/)test_[^/]*\.py$|\.(test|spec)\.[^./]+$|Tests?\.(java|kt|cs|swift)$/.test(file);
-}
-
 /**
  * Names each community by the directory most of its code lives in and its most connected symbols,
  * both read from its non-test code: a test file never names an area or stands among its central
  * symbols (a community of tests only is named by their directory, with "tests").
  */
-export function nameCommunities(nodes: CommunityNode[], degree: Map<string, number>, communityOf: Map<string, number>): GraphCommunity[] {
+export function nameCommunities(nodes: CommunityNode[], degree: Map<string, number>, communityOf: Map<string, number>, isTest: TestClassifier = isTestPath): GraphCommunity[] {
   const members = new Map<number, CommunityNode[]>();
   for (const n of nodes) {
     const c = communityOf.get(n.id);
@@ -176,7 +172,7 @@ export function nameCommunities(nodes: CommunityNode[], degree: Map<string, numb
   }
   const out: GraphCommunity[] = [];
   for (const [id, list] of [...members.entries()].sort((a, b) => a[0] - b[0])) {
-    const code = list.filter((n) => !isTestPath(n.file_path));
+    const code = list.filter((n) => !isTest(n.file_path));
     const named = code.length ? code : list;
     const fileCounts = new Map<string, number>();
     for (const n of named) fileCounts.set(n.file_path, (fileCounts.get(n.file_path) ?? 0) + 1);
@@ -277,10 +273,10 @@ export function carryCommunities(nodes: CommunityNode[], edges: GraphEdge[], com
  * The previous communities with their new sizes after nodes were carried in or left; emptied ones
  * drop out, new ones (a new file with no neighbours) are named from their nodes (`placed`).
  */
-export function recountCommunities(previous: GraphCommunity[], sizes: Map<number, number>, communityOf: Map<string, number>, placed: CommunityNode[]): GraphCommunity[] {
+export function recountCommunities(previous: GraphCommunity[], sizes: Map<number, number>, communityOf: Map<string, number>, placed: CommunityNode[], isTest: TestClassifier = isTestPath): GraphCommunity[] {
   const out: GraphCommunity[] = previous.filter((c) => (sizes.get(c.id) ?? 0) > 0).map((c) => ({ ...c, size: sizes.get(c.id)! }));
   const known = new Set(previous.map((c) => c.id));
   const members = placed.filter((n) => !known.has(communityOf.get(n.id)!));
-  if (members.length) out.push(...nameCommunities(members, new Map(), communityOf));
+  if (members.length) out.push(...nameCommunities(members, new Map(), communityOf, isTest));
   return out.sort((a, b) => a.id - b.id);
 }

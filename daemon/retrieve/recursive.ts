@@ -51,7 +51,7 @@ export async function recursiveQuery(r: Retriever, e: Embedder, cfg: ResolvedCon
       }
     }
   }
-  const out: Assembled = await assembleQuery(r, merged, budget, freshness);
+  const out: Assembled = await assembleQuery(r, merged, budget, freshness, question);
   const cited = new Set(out.citations.map((c) => c.node_id));
   return {
     ...out,

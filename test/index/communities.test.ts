@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { detectCommunities, isTestPath } from "../../daemon/index/communities.js";
+import { detectCommunities } from "../../daemon/index/communities.js";
+import { isTestPath } from "../../daemon/index/test-code.js";
 import { Extractor } from "../../daemon/index/extract.js";
 import { languageForPath } from "../../daemon/index/languages/registry.js";
 import { resolveGraph } from "../../daemon/index/resolve.js";

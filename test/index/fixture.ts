@@ -22,9 +22,12 @@ function filesOf(dir: string, rel = ""): Record<string, Buffer> {
   return out;
 }
 
-/** A copy of the fixture built by a real engine, with lookups into its graph.json (removed after the test). */
-export async function builtFixture(name: string) {
-  const p = makeProject(filesOf(path.join(FIXTURES, name)));
+/**
+ * A copy of the fixture built by a real engine, with lookups into its graph.json (removed after the
+ * test); further names are fixtures laid over the first (go-tests over go).
+ */
+export async function builtFixture(...names: [string, ...string[]]) {
+  const p = makeProject(Object.assign({}, ...names.map((n) => filesOf(path.join(FIXTURES, n)))));
   const engine = await ProjectEngine.open(p.root, { sideEffects: false });
   cleanups.push(p.cleanup, () => engine.close());
   const result = await engine.build({ project_path: p.root });

@@ -1,0 +1,70 @@
+import { regexBody } from "../../shared/config.js";
+import { compileExcludes } from "./walk.js";
+
+/**
+ * Test code and test data by the conventions of each language we read: directories (`test/`,
+ * `tests/`, `__tests__/`, `testdata/`, `spec/`, `fixtures/`, `idle_test/`, …) and file names
+ * (`*_test.go`, `test_*.py`, `conftest.py`, `*.test.ts`, `*.spec.js`, `*Test.java`, `*Tests.cs`,
+ * `*_spec.rb`, `*Test.php`, `test_*.c`, `*_unittest.cc`, …). Paths are project-relative, POSIX.
+ */
+const CONVENTION = new RegExp(
+  [
+    // Directories anywhere in the path; `*_test(s)`/`*-tests` too (CPython's idlelib/idle_test).
+    String.raw`(^|/)(tests?|testdata|test_?data|__tests__|__mocks__|__fixtures__|specs?|fixtures?|[\w.]+[_-]tests?)/`,
+    // Go, Python, Ruby, C/C++, shell, …: foo_test.go, foo_test.py, foo_test.rb, foo_test.cc, foo_unittest.cc.
+    String.raw`_(unit)?test\.[^./]+$`,
+    // Python, Ruby, C/C++: test_foo.py, test_foo.rb, test_foo.c; pytest's conftest.py.
+    String.raw`(^|/)test_[^/]*\.(py|rb|c|cc|cpp|cxx)$`,
+    String.raw`(^|/)conftest\.py$`,
+    // JavaScript/TypeScript (and any language using the form): foo.test.ts, foo.spec.jsx, foo_spec.rb.
+    String.raw`[._](test|spec)\.[^./]+$`,
+    // JVM, .NET, Swift, PHP classes: FooTest.java, FooTests.cs, FooTest.kt, FooTests.swift, FooTest.php.
+    String.raw`Tests?\.(java|kt|kts|cs|swift|php|scala|groovy)$`,
+  ].join("|"),
+);
+
+/** Test code by the built-in conventions alone (what a project without `[index] test_patterns` gets). */
+export function isTestPath(file: string): boolean {
+  return CONVENTION.test(file);
+}
+
+/** Decides, for a project-relative path, whether it is test code. */
+export type TestClassifier = (file: string) => boolean;
+
+/**
+ * The one classifier of test code: the conventions plus a project's `[index] test_patterns`.
+ * Names and globs read as in `[build] exclude_patterns` (a bare name marks a file or directory
+ * anywhere, so everything under it; a glob matches paths), `/…/` is a regular expression.
+ * Answers are memoised per path: ranking asks for every candidate of every question.
+ */
+export function testClassifier(patterns: readonly string[] = []): TestClassifier {
+  const regexes = patterns.flatMap((p) => {
+    const body = regexBody(p);
+    return body === undefined ? [] : [new RegExp(body)];
+  });
+  const globs = patterns.filter((p) => regexBody(p) === undefined);
+  const excluded = globs.length ? compileExcludes(globs) : undefined;
+  // A glob marks a path when it would exclude the path or one of its directories.
+  const byGlob = (file: string) => {
+    if (!excluded) return false;
+    for (let i = file.indexOf("/"); i >= 0; i = file.indexOf("/", i + 1)) if (excluded(file.slice(0, i), true)) return true;
+    return excluded(file, false);
+  };
+  const memo = new Map<string, boolean>();
+  return (file) => {
+    let v = memo.get(file);
+    if (v === undefined) {
+      v = CONVENTION.test(file) || regexes.some((r) => r.test(file)) || byGlob(file);
+      memo.set(file, v);
+    }
+    return v;
+  };
+}
+
+/**
+ * Whether a question asks about tests themselves ("the test for …", "where is X tested", "unit
+ * tests of", "test case", "spec for", "fixture"): then tests keep their rank.
+ */
+export function seeksTests(question: string): boolean {
+  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(question);
+}

@@ -1,0 +1,73 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { describe, expect, it } from "vitest";
+import { stopDaemon } from "../../dist/client/rpc.js";
+import { builtFixture } from "../index/fixture.js";
+
+// Go 1.19's container, errors, sort, strings and unicode/utf8 packages with their real *_test.go files.
+const TREE = ["go", "go-tests"] as const;
+
+// On the old ranking the test named like the question came first (TestMoveEmptyRing, wrapped.Unwrap).
+const IMPLEMENTATION_QUESTIONS = [
+  { q: "What happens when moving an empty ring?", impl: "container/ring/ring.go", test: "container/ring/ring_test.go" },
+  { q: "What does unwrapping a wrapped error return?", impl: "errors/wrap.go", test: "errors/wrap_test.go" },
+];
+
+describe("tests in their place", () => {
+  it("implementation ranks above its tests, which stay in the list marked is_test; the answer's code layer is implementation", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    for (const { q, impl, test } of IMPLEMENTATION_QUESTIONS) {
+      const { results } = await engine.search({ project_path: root, query: q });
+      expect(results[0], q).toMatchObject({ file_path: impl, is_test: false });
+      const firstTest = results.findIndex((r) => r.is_test);
+      expect(firstTest, q).toBeGreaterThan(results.findIndex((r) => r.file_path === impl));
+      expect(results.map((r) => r.file_path), q).toContain(test);
+      for (const r of results) expect(r.is_test, r.file_path).toBe(r.file_path.endsWith("_test.go"));
+
+      const a = await engine.query({ project_path: root, question: q });
+      expect(a.citations[0].file_path, q).toBe(impl);
+      expect(a.citations.filter((c) => c.is_test), q).toEqual([]);
+    }
+  });
+
+  it("a question about the tests gets the test first", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    for (const [q, test] of [
+      ["Where is moving an empty ring tested?", "container/ring/ring_test.go"],
+      ["the test for unwrapping a wrapped error", "errors/wrap_test.go"],
+    ]) {
+      const { results } = await engine.search({ project_path: root, query: q });
+      expect(results[0], q).toMatchObject({ file_path: test, is_test: true });
+      const a = await engine.query({ project_path: root, question: q });
+      expect(a.citations[0], q).toMatchObject({ file_path: test, is_test: true });
+    }
+  });
+
+  it("[index] test_patterns in codemem.toml marks more test code, applied on the next question", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    const q = "What happens when moving an empty ring?";
+    expect((await engine.search({ project_path: root, query: q })).results[0]).toMatchObject({ file_path: "container/ring/ring.go", is_test: false });
+    fs.writeFileSync(path.join(root, "codemem.toml"), `[index]\ntest_patterns = ["container/ring/ring.go"]\n`);
+    // As the daemon runs an operation: codemem.toml is read again when it changed.
+    const { results } = (await engine.dispatch("search", { project_path: root, query: q })) as Awaited<ReturnType<typeof engine.search>>;
+    expect(results.find((r) => r.file_path === "container/ring/ring.go")?.is_test).toBe(true);
+  });
+
+  it("is_test reaches an MCP client through the daemon (declared in the output schema)", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    await engine.close();
+    const client = new Client({ name: "codemem-test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.resolve("dist/client/mcp.js"), root], stderr: "pipe" }));
+    try {
+      const s = await client.callTool({ name: "codemem_search", arguments: { project_path: root, query: "What happens when moving an empty ring?" } });
+      const results = (s.structuredContent as { results: { file_path: string; is_test: boolean }[] }).results;
+      expect(results.some((r) => r.is_test)).toBe(true);
+      for (const r of results) expect(r.is_test, r.file_path).toBe(r.file_path.endsWith("_test.go"));
+    } finally {
+      await client.close();
+      await stopDaemon(root);
+    }
+  });
+});

@@ -59,7 +59,12 @@ export interface GraphView {
 export interface LoadedView {
   view: GraphView;
   targetsOf(nodes: readonly string[] | undefined, files: readonly string[] | undefined): string[];
+  /** Learned associations between displayed nodes (a file stands for the first displayed node of it). */
+  learned(pairs: readonly { a: string; b: string; weight: number }[], type: LearnedType): ViewEdge[];
 }
+
+/** Links the page draws apart from the code graph: session synapses and co-change from git history. */
+export type LearnedType = "synapse" | "cochange";
 
 interface RawNode {
   id: string;
@@ -196,6 +201,19 @@ function buildView(raw: RawGraph, limits: typeof VIEW_LIMITS): LoadedView {
       }
       for (const f of files ?? []) for (const shown of byFile.get(f.replace(/^\.\//, "")) ?? []) out.add(shown);
       return [...out].slice(0, limits.maxTargets);
+    },
+    learned(pairs, type) {
+      const shown = (id: string) => shownAs.get(id) ?? byFile.get(id)?.values().next().value;
+      const merged = new Map<string, ViewEdge>();
+      for (const p of pairs) {
+        const s = shown(p.a);
+        const t = shown(p.b);
+        if (!s || !t || s === t) continue;
+        const key = s < t ? `${s}\u0000${t}` : `${t}\u0000${s}`;
+        const weight = Math.round(p.weight * 1000) / 1000;
+        if ((merged.get(key)?.weight ?? -1) < weight) merged.set(key, { source: s, target: t, type, weight });
+      }
+      return [...merged.values()];
     },
   };
 }

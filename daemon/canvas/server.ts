@@ -15,7 +15,8 @@ import { EventTail, onEvent, type CodememEvent } from "../../shared/events.js";
 import { asCodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import { stateDirs } from "../../shared/paths.js";
-import { loadView, type LoadedView } from "./graph-view.js";
+import { loadView, type LoadedView, type ViewEdge } from "./graph-view.js";
+import { SynapseStore } from "../synapse/store.js";
 
 export const CANVAS_DEFAULTS = Object.freeze({ host: "127.0.0.1", port: 7777 });
 
@@ -65,6 +66,8 @@ function libraryFiles(): Record<string, string> {
 }
 
 const BACKLOG = 50;
+/** Strongest learned links drawn of each kind (session synapses, git co-change). */
+const LEARNED_LINKS = 150;
 const SEEN_KEYS = 4096;
 /** A client this far behind is skipped for an event rather than buffered without bound. */
 const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -83,6 +86,20 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
     const key = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : "missing";
     if (cached?.key !== key) cached = { key, loaded: loadView(dirs.graphFile) };
     return cached.loaded;
+  };
+
+  // Learned links are read fresh for each /graph (the store changes with every answer); the store is
+  // opened on first use, and an unreadable one draws none (the synapse tools report it).
+  let synapses: SynapseStore | undefined;
+  const learned = (loaded: LoadedView): ViewEdge[] => {
+    try {
+      if (!synapses && !fs.existsSync(dirs.synapseDb)) return [];
+      synapses ??= SynapseStore.open(dirs.synapseDb);
+      return [...loaded.learned(synapses.strongest(LEARNED_LINKS), "synapse"), ...loaded.learned(synapses.strongestCoChange(LEARNED_LINKS), "cochange")];
+    } catch (err) {
+      log.warn("canvas: learned links unavailable", { error: (err as Error).message });
+      return [];
+    }
   };
 
   const server = http.createServer((req, res) => {
@@ -108,7 +125,7 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
         const e = asCodememError(err);
         return sendJson(res, e.code === "GRAPH_MISSING" ? 404 : 500, e.toJSON());
       }
-      return sendJson(res, 200, loaded.view);
+      return sendJson(res, 200, { ...loaded.view, edges: [...loaded.view.edges, ...learned(loaded)] });
     }
     sendJson(res, 404, { code: "NOT_FOUND", message: `no such path ${pathname}` });
   };
@@ -141,7 +158,7 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
     if (seen.size > SEEN_KEYS) seen.delete(seen.values().next().value!);
     backlog.push(event);
     if (backlog.length > BACKLOG) backlog.shift();
-    if (event.kind === "build") {
+    if (event.kind === "build" || event.kind === "history") {
       cached = null;
       broadcast({ type: "graph" });
     }
@@ -191,6 +208,7 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        synapses?.close();
       })();
       return closed;
     },

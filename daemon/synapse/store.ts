@@ -262,6 +262,9 @@ export class SynapseStore {
         SELECT id, score, commits FROM (
           SELECT b AS id, score, commits FROM cochange WHERE a = @id UNION ALL SELECT a AS id, score, commits FROM cochange WHERE b = @id
         ) ORDER BY score DESC LIMIT @limit`),
+      strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
+        `SELECT a, b, score, commits FROM cochange ORDER BY score DESC, a, b LIMIT ?`,
+      ),
       cochangeDegree: db.prepare<[string], { degree: number }>(`SELECT degree FROM cochange_nodes WHERE id = ?`),
       commitSeen: db.prepare(`INSERT INTO history_commits (sha, at, files, learned) VALUES (?, ?, ?, ?) ON CONFLICT (sha) DO NOTHING`),
       rescale: db.prepare(`UPDATE cochange SET score = score * ?`),
@@ -598,6 +601,12 @@ export class SynapseStore {
       top_hubs: topHubs > 0 ? this.stmts.hubs.all(topHubs) : [],
       last_decay_at: last ? new Date(Number(last.value)).toISOString() : null,
     };
+  }
+
+  /** The `limit` strongest co-change pairs of the history, with their weight today. */
+  strongestCoChange(limit: number): { a: string; b: string; weight: number; commits: number }[] {
+    const toWeight = this.historyWeight();
+    return this.stmts.strongestCoChange.all(Math.max(0, Math.floor(limit))).map((r) => ({ a: r.a, b: r.b, weight: toWeight(r.score), commits: r.commits }));
   }
 
   /** The `limit` heaviest edges. */

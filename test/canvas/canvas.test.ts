@@ -8,6 +8,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import WebSocket from "ws";
 import { startCanvas } from "../../dist/daemon/canvas/server.js";
 import { appendEvent } from "../../dist/shared/events.js";
+import { SynapseStore } from "../../dist/daemon/synapse/store.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const eventsModule = pathToFileURL(path.join(repo, "dist/shared/events.js")).href;
@@ -177,6 +178,27 @@ describe("live canvas in headless Chromium", () => {
     await new Promise((r) => setTimeout(r, 1000)); // several tail polls (200 ms)
     const after = await page.evaluate(() => (window as any).__codemem.events);
     expect(after - before).toBe(1);
+  });
+
+  it("draws learned links over the graph: session synapses dashed, git co-change dotted, refreshed by a history event", async () => {
+    const store = SynapseStore.open(path.join(root, ".codemem/synapses.db"));
+    store.reinforce(["app/auth.py::login", "app/db.py::Session"], { source: "tool:query" });
+    // History speaks of files: a file stands for its first displayed node.
+    store.learnHistory([{ sha: "c1", at: Date.now(), files: 2, ids: ["app/routes.py", "app/models.py"] }], { maxFiles: 30 });
+    store.close();
+    await appendFromAnotherProcess(root, { source: "daemon", kind: "history", commits: 1, learned: 1 });
+    await page.waitForFunction(() => (window as any).__codemem.learned.cochange === 1, undefined, { timeout: 5000 });
+    const drawn = await page.evaluate(() => {
+      const cy = (window as any).__codemem.cy;
+      const one = (type: string) => {
+        const e = cy.edges(`[type = '${type}']`)[0];
+        return { ends: [e.source().id(), e.target().id()].sort(), line: e.style("line-style") };
+      };
+      return { synapse: one("synapse"), cochange: one("cochange") };
+    });
+    expect(drawn.synapse).toEqual({ ends: ["app/auth.py::login", "app/db.py::Session"], line: "dashed" });
+    expect(drawn.cochange).toEqual({ ends: ["app/models.py::User", "app/routes.py::register_routes"], line: "dotted" });
+    expect(pageErrors).toEqual([]);
   });
 
   it("refetches the graph when a build event arrives", async () => {

@@ -4,7 +4,7 @@
 "use strict";
 
 // Page state for tests and curious users: read it from the console or from Playwright.
-const state = (window.__codemem = { ready: false, nodeCount: 0, edgeCount: 0, summarised: false, pulses: [], lastEvent: null, events: 0, connected: false });
+const state = (window.__codemem = { cy: null, learned: { synapse: 0, cochange: 0 }, ready: false, nodeCount: 0, edgeCount: 0, summarised: false, pulses: [], lastEvent: null, events: 0, connected: false });
 
 const PULSE_MS = 1500;
 const MAX_PULSES = 1000;
@@ -50,6 +50,14 @@ const cy = cytoscape({
       style: { width: 1, "line-color": "data(colour)", opacity: 0.35, "curve-style": "haystack", "haystack-radius": 0 },
     },
     { selector: "edge[type = 'contains'], edge[type = 'member']", style: { opacity: 0.18 } },
+    // Learned links, drawn over the code graph and left out of its layout: dashed amber for what
+    // sessions used together, dotted violet for what the git history changed together.
+    {
+      selector: "edge[type = 'synapse'], edge[type = 'cochange']",
+      style: { "curve-style": "bezier", width: (e) => 1 + 3 * e.data("weight"), opacity: 0.85, "z-index": 10 },
+    },
+    { selector: "edge[type = 'synapse']", style: { "line-style": "dashed", "line-color": "#f6b73c" } },
+    { selector: "edge[type = 'cochange']", style: { "line-style": "dotted", "line-color": "#c678dd" } },
     {
       selector: "node.pulse",
       style: {
@@ -71,6 +79,7 @@ const cy = cytoscape({
     { selector: "edge.dim", style: { opacity: 0.04 } },
   ],
 });
+state.cy = cy; // for tests and the console
 
 // ---- graph --------------------------------------------------------------------------------------
 
@@ -129,8 +138,9 @@ function draw(view) {
   for (const e of view.edges) {
     const cs = communityOfNode.get(e.source);
     const same = cs === communityOfNode.get(e.target);
-    elements.push({ group: "edges", data: { id: `e${i++}`, source: e.source, target: e.target, type: e.type, same, colour: same ? colourOf(cs) : "#5c6370" } });
+    elements.push({ group: "edges", data: { id: `e${i++}`, source: e.source, target: e.target, type: e.type, weight: e.weight ?? 1, same, colour: same ? colourOf(cs) : "#5c6370" } });
   }
+  state.learned = { synapse: view.edges.filter((e) => e.type === "synapse").length, cochange: view.edges.filter((e) => e.type === "cochange").length };
   cy.batch(() => {
     cy.elements().remove();
     cy.add(elements);
@@ -141,7 +151,7 @@ function draw(view) {
     : `${view.totalNodes} nodes · ${view.totalEdges} edges · ${view.communities.length} communities`;
   renderLegend(view.communities);
   if (cy.nodes().length === 0) return;
-  cy.layout({
+  cy.elements().not("edge[type = 'synapse'], edge[type = 'cochange']").layout({
     name: "fcose",
     // "default" refines the spectral draft with a force pass: seconds at ~1,000 nodes, minutes at
     // a few thousand; beyond that the draft alone keeps the page responsive.

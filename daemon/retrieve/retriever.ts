@@ -67,8 +67,6 @@ export class Retriever {
   files = new Map<string, FileRow>();
   /** Which files are test code (the project's `[index] test_patterns` set by the engine). */
   isTest: TestClassifier = testClassifier();
-  /** The demotion of test code in answers to questions not about tests (a field so the benchmark can sweep it). */
-  testFactor = TEST_FACTOR;
 
   /** Parts still loading after a quick open (`background`): answers go on without them and say so. */
   readonly warming = new Set<string>();
@@ -317,7 +315,7 @@ export class Retriever {
     }
     // Tests rank below the code they exercise unless the question is about tests. Applied last:
     // a test still lifts, as a seed above, the functions it calls.
-    if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path)) h.score *= this.testFactor;
+    if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path)) h.score *= TEST_FACTOR;
     return diversify([...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)), limit);
   }
 }

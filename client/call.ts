@@ -9,6 +9,14 @@ import { callDaemon } from "./rpc.js";
 /** Tools that only read the code index. */
 const ANSWERS_FROM_INDEX = new Set(["codemem_query", "codemem_search", "codemem_wakeup", "codemem_skeleton", "codemem_recursive_query", "codemem_stats", "codemem_benchmark"]);
 
+/** The text a tool call asked (a query, a question, a file), for the activity stream; cut to 200 characters. */
+function questionOf(input: Record<string, unknown>): { text?: string } {
+  const t = input.question ?? input.query ?? input.file_path;
+  if (typeof t !== "string" || !t) return {};
+  const one = t.replace(/\s+/g, " ").trim();
+  return { text: one.length > 200 ? `${one.slice(0, 199)}…` : one };
+}
+
 /**
  * A tool call from a client process: forwarded to the daemon, then recorded in the activity stream by
  * this process (so CODEMEM_EVENT_LOG=0 here silences exactly this process's lines).
@@ -23,10 +31,10 @@ export async function callTool(root: string, op: string, input: Record<string, u
   }
   try {
     const result = await callDaemon(root, op, input, { source });
-    appendEvent(root, { source, kind: "tool_call", tool, nodes: nodesOf(result).slice(0, 50), files: filesOf(result).slice(0, 50), ms: Math.round(performance.now() - started), ok: true });
+    appendEvent(root, { source, kind: "tool_call", tool, ...questionOf(input), nodes: nodesOf(result).slice(0, 50), files: filesOf(result).slice(0, 50), ms: Math.round(performance.now() - started), ok: true });
     return result;
   } catch (err) {
-    appendEvent(root, { source, kind: "tool_call", tool, ok: false, error: asCodememError(err).code, ms: Math.round(performance.now() - started) });
+    appendEvent(root, { source, kind: "tool_call", tool, ...questionOf(input), ok: false, error: asCodememError(err).code, ms: Math.round(performance.now() - started) });
     throw err;
   }
 }

@@ -195,11 +195,19 @@ function buildView(raw: RawGraph, limits: typeof VIEW_LIMITS): LoadedView {
     view,
     targetsOf(ids, files) {
       const out = new Set<string>();
+      // A file lights all its displayed nodes only when the event names none of its nodes: a search's
+      // five results light five nodes, not every node of their files.
+      const named = new Set<string>();
       for (const id of ids ?? []) {
         const shown = shownAs.get(id);
         if (shown) out.add(shown);
+        const file = byId.get(id)?.file_path;
+        if (file) named.add(file);
       }
-      for (const f of files ?? []) for (const shown of byFile.get(f.replace(/^\.\//, "")) ?? []) out.add(shown);
+      for (const f of files ?? []) {
+        const file = f.replace(/^\.\//, "");
+        if (!named.has(file)) for (const shown of byFile.get(file) ?? []) out.add(shown);
+      }
       return [...out].slice(0, limits.maxTargets);
     },
     learned(pairs, type) {

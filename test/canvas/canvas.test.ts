@@ -147,6 +147,38 @@ describe("live canvas in headless Chromium", () => {
     await pulsed(page, "app/api.py::post_login");
   });
 
+  it("lights a search's results, not every node of their files, and shows its question in the activity log", async () => {
+    const since = await page.evaluate(() => Date.now());
+    const question = "how are users fetched by the api and which routes register them";
+    await appendFromAnotherProcess(root, {
+      source: "mcp",
+      kind: "tool_call",
+      tool: "codemem_search",
+      text: question,
+      nodes: ["app/api.py::create_app"],
+      files: ["app/api.py", "app/routes.py"],
+    });
+    await pulsed(page, "app/api.py::create_app");
+    await pulsed(page, "app/routes.py::register_routes"); // a file none of whose nodes is named lights its nodes
+    const lit = await page.evaluate((t) => (window as any).__codemem.pulses.filter((p: { at: number }) => p.at >= t).map((p: { id: string }) => p.id), since);
+    expect(lit).not.toContain("app/api.py::get_user");
+    expect(lit).not.toContain("app/api.py::post_login");
+    const line = await page.evaluate(() => {
+      const li = document.querySelector("#activity li")!;
+      return { text: li.textContent, clamp: getComputedStyle(li).whiteSpace };
+    });
+    expect(line.text).toContain(question);
+    expect(line.clamp).not.toBe("nowrap");
+  });
+
+  it("draws the same graph in the same place at every load", async () => {
+    const positions = () => page.evaluate(() => (window as any).__codemem.cy.nodes().map((n: any) => [n.id(), Math.round(n.position("x")), Math.round(n.position("y"))]).sort());
+    const before = await positions();
+    await page.reload();
+    await page.waitForFunction(() => (window as any).__codemem?.ready === true, undefined, { timeout: 20_000 });
+    expect(await positions()).toEqual(before);
+  });
+
   it("shows the serving process's own events with CODEMEM_EVENT_LOG=0 (in-process bus)", async () => {
     const before = process.env.CODEMEM_EVENT_LOG;
     process.env.CODEMEM_EVENT_LOG = "0";

@@ -117,6 +117,7 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     const mine = lines.filter((e) => e.source === "mcp" && e.kind === "tool_call" && e.tool === "codemem_query");
     expect(mine.length).toBeGreaterThanOrEqual(3);
     expect(mine[0].nodes.length).toBeGreaterThan(0);
+    expect(mine.at(-1).text).toBe("order total tax and card charge"); // the canvas shows what was asked
     const decay = (await call("codemem_synapse_decay", {})).structuredContent as any;
     expect(decay.ticks).toBe(1);
     const exp = (await call("codemem_export_synapse_memory", {})).structuredContent as any;

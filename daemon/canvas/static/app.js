@@ -132,6 +132,7 @@ function draw(view) {
     elements.push({
       group: "nodes",
       data: { id: n.id, label: n.label, type: n.type, community: n.community, file: n.file || "", colour: colourOf(n.community), size, rank: rank.get(n.id), font: 12 },
+      position: startPosition(n, view.communities, rank.get(n.id)),
     });
   }
   let i = 0;
@@ -156,7 +157,9 @@ function draw(view) {
     // "default" refines the spectral draft with a force pass: seconds at ~1,000 nodes, minutes at
     // a few thousand; beyond that the draft alone keeps the page responsive.
     quality: cy.nodes().length > 1000 || cy.edges().length > 3000 ? "draft" : "default",
-    randomize: true,
+    // From start positions that depend only on the graph: the same graph is drawn the same way at
+    // every load (a random start moved every node on each reload).
+    randomize: false,
     animate: false,
     nodeDimensionsIncludeLabels: false,
     // Short springs inside a community, long ones across: communities form visible clusters.
@@ -170,6 +173,24 @@ function draw(view) {
   cy.fit(undefined, 40);
   fitZoom = cy.zoom();
   sizeLabels(true);
+}
+
+/** A number in [0, 1) from a string (FNV-1a): the same id always lands in the same place. */
+function unitHash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0) / 4294967296;
+}
+
+/** Communities around a circle, each node on a small spiral around its community's place by rank. */
+function startPosition(n, communities, rank) {
+  const k = Math.max(1, communities.length);
+  const i = Math.max(0, communities.findIndex((c) => c.id === n.community));
+  const a = (2 * Math.PI * i) / k;
+  const R = 120 * Math.sqrt(k);
+  const t = 2.4 * (rank % 500) + 6.28 * unitHash(n.id);
+  const r = 8 * Math.sqrt(1 + (rank % 500));
+  return { x: R * Math.cos(a) + r * Math.cos(t), y: R * Math.sin(a) + r * Math.sin(t) };
 }
 
 /**
@@ -271,8 +292,15 @@ function pulse(ids) {
 function targetsOf(msg) {
   if (msg.targets && msg.targets.length) return msg.targets;
   const out = new Set();
-  for (const id of msg.event.nodes || []) if (!cy.getElementById(id).empty()) out.add(id);
-  const files = new Set(msg.event.files || []);
+  const named = new Set();
+  for (const id of msg.event.nodes || []) {
+    const n = cy.getElementById(id);
+    if (n.empty()) continue;
+    out.add(id);
+    named.add(n.data("file"));
+  }
+  // A file lights all its nodes only when the event names none of them (an edit, a watch batch).
+  const files = new Set((msg.event.files || []).filter((f) => !named.has(f)));
   if (files.size) cy.nodes().forEach((n) => files.has(n.data("file")) && out.add(n.id()));
   return [...out];
 }
@@ -292,6 +320,9 @@ function logEvent(event, fresh) {
   const what = document.createElement("span");
   what.className = "what";
   what.textContent = event.tool ? `${event.kind} ${event.tool}` : event.kind;
+  const text = document.createElement("span");
+  text.className = "text";
+  text.textContent = event.text ? ` “${event.text}”` : "";
   const n = document.createElement("span");
   n.className = "n";
   const parts = [];
@@ -299,8 +330,8 @@ function logEvent(event, fresh) {
   if (event.files && event.files.length) parts.push(`${event.files.length} file${event.files.length > 1 ? "s" : ""}`);
   if (event.ok === false) parts.push("failed");
   n.textContent = parts.length ? ` · ${parts.join(", ")}` : "";
-  li.title = [...(event.nodes || []), ...(event.files || [])].slice(0, 20).join("\n");
-  li.append(t, src, what, n);
+  li.title = [event.text || "", ...(event.nodes || []), ...(event.files || [])].filter(Boolean).slice(0, 21).join("\n");
+  li.append(t, src, what, text, n);
   ol.prepend(li);
   while (ol.children.length > MAX_LOG) ol.lastElementChild.remove();
 }

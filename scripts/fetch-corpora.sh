@@ -21,6 +21,8 @@
 #                  machine's apt configuration is not touched).
 #   gesture-handler  The Android sources (android/src/main: Kotlin, two Java files, JNI C++) of the
 #                  react-native-gesture-handler npm package, with its licence.
+#   capacitor-ios  The iOS runtime of Capacitor (Capacitor/Capacitor: Swift, with Objective-C .m and
+#                  .h files) from the @capacitor/ios npm package, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -41,6 +43,7 @@ RACK_VERSION="2.2.22-0+deb12u2"
 MONOLOG_VERSION="2.9.1-1"
 NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
 GESTURE_HANDLER_VERSION="3.5.0"
+CAPACITOR_IOS_VERSION="8.5.2"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -181,6 +184,19 @@ fetch_gesture_handler() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_capacitor_ios() {
+  local name="capacitor-ios" source="npm:@capacitor/ios@$CAPACITOR_IOS_VERSION:Capacitor/Capacitor"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching @capacitor/ios@$CAPACITOR_IOS_VERSION from npm"
+  local out="$TMP/$name"
+  mkdir -p "$TMP/npm-cap" "$out"
+  (cd "$TMP/npm-cap" && npm pack --silent "@capacitor/ios@$CAPACITOR_IOS_VERSION" >/dev/null)
+  tar -C "$TMP/npm-cap" -xzf "$TMP/npm-cap/capacitor-ios-$CAPACITOR_IOS_VERSION.tgz"
+  cp -a "$TMP/npm-cap/package/Capacitor/Capacitor" "$out/Capacitor"
+  cp "$TMP/npm-cap/package/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -191,7 +207,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -201,3 +217,4 @@ if want rack; then fetch_rack; summary rack rb; fi
 if want monolog; then fetch_monolog; summary monolog php; fi
 if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi
 if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt; fi
+if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi

@@ -171,31 +171,23 @@ fetch_newtonsoft() {
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_gesture_handler() {
-  local name="gesture-handler" source="npm:react-native-gesture-handler@$GESTURE_HANDLER_VERSION:android/src/main"
+# fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
+# TARGET in the corpus NAME, with the package's licence.
+fetch_npm_subdir() {
+  local name="$1" pkg="$2" version="$3" sub="$4" target="$5" source="npm:$2@$3:$4"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching react-native-gesture-handler@$GESTURE_HANDLER_VERSION from npm"
-  local out="$TMP/$name"
-  mkdir -p "$TMP/npm-gh" "$out/src"
-  (cd "$TMP/npm-gh" && npm pack --silent "react-native-gesture-handler@$GESTURE_HANDLER_VERSION" >/dev/null)
-  tar -C "$TMP/npm-gh" -xzf "$TMP/npm-gh/react-native-gesture-handler-$GESTURE_HANDLER_VERSION.tgz"
-  cp -a "$TMP/npm-gh/package/android/src/main" "$out/src/main"
-  cp "$TMP/npm-gh/package/LICENSE" "$out/"
+  log "$name: fetching $pkg@$version from npm"
+  local out="$TMP/$name" work="$TMP/npm-$name"
+  mkdir -p "$work" "$out/$(dirname "$target")"
+  (cd "$work" && npm pack --silent "$pkg@$version" >/dev/null)
+  tar -C "$work" -xzf "$work"/*.tgz
+  cp -a "$work/package/$sub" "$out/$target"
+  cp "$work/package/LICENSE" "$out/"
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_capacitor_ios() {
-  local name="capacitor-ios" source="npm:@capacitor/ios@$CAPACITOR_IOS_VERSION:Capacitor/Capacitor"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching @capacitor/ios@$CAPACITOR_IOS_VERSION from npm"
-  local out="$TMP/$name"
-  mkdir -p "$TMP/npm-cap" "$out"
-  (cd "$TMP/npm-cap" && npm pack --silent "@capacitor/ios@$CAPACITOR_IOS_VERSION" >/dev/null)
-  tar -C "$TMP/npm-cap" -xzf "$TMP/npm-cap/capacitor-ios-$CAPACITOR_IOS_VERSION.tgz"
-  cp -a "$TMP/npm-cap/package/Capacitor/Capacitor" "$out/Capacitor"
-  cp "$TMP/npm-cap/package/LICENSE" "$out/"
-  install_corpus "$name" "$source" "$out"
-}
+fetch_gesture_handler() { fetch_npm_subdir gesture-handler react-native-gesture-handler "$GESTURE_HANDLER_VERSION" android/src/main src/main; }
+fetch_capacitor_ios() { fetch_npm_subdir capacitor-ios @capacitor/ios "$CAPACITOR_IOS_VERSION" Capacitor/Capacitor Capacitor; }
 
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src

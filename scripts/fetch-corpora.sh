@@ -21,6 +21,8 @@
 #                  machine's apt configuration is not touched).
 #   gesture-handler  The Android sources (android/src/main: Kotlin, two Java files, JNI C++) of the
 #                  react-native-gesture-handler npm package, with its licence.
+#   capacitor-ios  The iOS runtime of Capacitor (Capacitor/Capacitor: Swift, with Objective-C .m and
+#                  .h files) from the @capacitor/ios npm package, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -41,6 +43,7 @@ RACK_VERSION="2.2.22-0+deb12u2"
 MONOLOG_VERSION="2.9.1-1"
 NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
 GESTURE_HANDLER_VERSION="3.5.0"
+CAPACITOR_IOS_VERSION="8.5.2"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -168,18 +171,23 @@ fetch_newtonsoft() {
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_gesture_handler() {
-  local name="gesture-handler" source="npm:react-native-gesture-handler@$GESTURE_HANDLER_VERSION:android/src/main"
+# fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
+# TARGET in the corpus NAME, with the package's licence.
+fetch_npm_subdir() {
+  local name="$1" pkg="$2" version="$3" sub="$4" target="$5" source="npm:$2@$3:$4"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching react-native-gesture-handler@$GESTURE_HANDLER_VERSION from npm"
-  local out="$TMP/$name"
-  mkdir -p "$TMP/npm-gh" "$out/src"
-  (cd "$TMP/npm-gh" && npm pack --silent "react-native-gesture-handler@$GESTURE_HANDLER_VERSION" >/dev/null)
-  tar -C "$TMP/npm-gh" -xzf "$TMP/npm-gh/react-native-gesture-handler-$GESTURE_HANDLER_VERSION.tgz"
-  cp -a "$TMP/npm-gh/package/android/src/main" "$out/src/main"
-  cp "$TMP/npm-gh/package/LICENSE" "$out/"
+  log "$name: fetching $pkg@$version from npm"
+  local out="$TMP/$name" work="$TMP/npm-$name"
+  mkdir -p "$work" "$out/$(dirname "$target")"
+  (cd "$work" && npm pack --silent "$pkg@$version" >/dev/null)
+  tar -C "$work" -xzf "$work"/*.tgz
+  cp -a "$work/package/$sub" "$out/$target"
+  cp "$work/package/LICENSE" "$out/"
   install_corpus "$name" "$source" "$out"
 }
+
+fetch_gesture_handler() { fetch_npm_subdir gesture-handler react-native-gesture-handler "$GESTURE_HANDLER_VERSION" android/src/main src/main; }
+fetch_capacitor_ios() { fetch_npm_subdir capacitor-ios @capacitor/ios "$CAPACITOR_IOS_VERSION" Capacitor/Capacitor Capacitor; }
 
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
@@ -191,7 +199,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -201,3 +209,4 @@ if want rack; then fetch_rack; summary rack rb; fi
 if want monolog; then fetch_monolog; summary monolog php; fi
 if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi
 if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt; fi
+if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi

@@ -118,11 +118,14 @@ describe("questions about tests", () => {
   ])("%s → %s", (q, want) => expect(seeksTests(q)).toBe(want));
 });
 
+/** Test code a fixture holds on purpose: the Swift test target's `@testable import` is the fixture's one module import. */
+const MEANT = new Set(["swift-capacitor-camera/ios/Tests/CameraPluginTests/CameraPluginTests.swift"]);
+
 it("the fixture trees of the other tests hold no test code but what they mean to", () => {
   const trees = path.resolve("test/fixtures/trees");
   for (const tree of fs.readdirSync(trees).filter((t) => t !== "go-tests")) {
     const walk = (rel: string): string[] =>
       fs.readdirSync(path.join(trees, tree, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${rel}${e.name}/`) : [`${rel}${e.name}`]));
-    expect(walk("").filter(isTestPath), tree).toEqual([]);
+    expect(walk("").filter((f) => isTestPath(f) && !MEANT.has(`${tree}/${f}`)), tree).toEqual([]);
   }
 });

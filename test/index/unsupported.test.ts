@@ -15,12 +15,12 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-/** An iOS app's sources: Objective-C and Swift, an image, and Objective-C files that are ignored or in a vendored directory. */
+/** An iOS app's sources: Objective-C and Objective-C++ (Swift is read), an image, and Objective-C files that are ignored or in a vendored directory. */
 const IOS = {
   "App/AppDelegate.m": "#import \"AppDelegate.h\"\n@implementation AppDelegate\n@end\n",
   "App/ViewController.m": "#import \"ViewController.h\"\n@implementation ViewController\n@end\n",
   "App/Helpers.m": "@implementation Helpers\n@end\n",
-  "App/Settings.swift": "struct Settings { let name: String }\n",
+  "App/Bridge.mm": "#import \"Bridge.h\"\n@implementation Bridge\n@end\n",
   "App/logo.png": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]),
   "App/notes.txt": "not code\n",
   ".gitignore": "generated/\n",
@@ -38,12 +38,12 @@ describe("files of languages codemem does not read", () => {
     // Ignored and vendored files are not counted, and neither are images or text.
     expect(b.unsupported).toEqual([
       { extension: ".m", language: "Objective-C", files: 3 },
-      { extension: ".swift", language: "Swift", files: 1 },
+      { extension: ".mm", language: "Objective-C++", files: 1 },
     ]);
     expect((await engine.stats({ project_path: p.root })).unsupported).toEqual(b.unsupported);
     const q = await engine.query({ project_path: p.root, question: "where is the view controller" });
     expect(q.context).toContain("no source files indexed");
-    expect(q.context).toContain("3 .m files: Objective-C is not indexed; 1 .swift file: Swift is not indexed");
+    expect(q.context).toContain("3 .m files: Objective-C is not indexed; 1 .mm file: Objective-C++ is not indexed");
     expect(q.context).not.toContain(".gitignore");
 
     // A later build (a Python file added, an Objective-C one removed) counts again.
@@ -53,7 +53,7 @@ describe("files of languages codemem does not read", () => {
     expect(again.files_indexed).toBe(1);
     expect(again.unsupported).toEqual([
       { extension: ".m", language: "Objective-C", files: 2 },
-      { extension: ".swift", language: "Swift", files: 1 },
+      { extension: ".mm", language: "Objective-C++", files: 1 },
     ]);
     expect((await engine.stats({ project_path: p.root })).unsupported).toEqual(again.unsupported);
   });
@@ -74,10 +74,10 @@ describe("files of languages codemem does not read", () => {
     const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: p.root, encoding: "utf8", timeout: 60_000 });
     const build = cli(["build", p.root]);
     expect(build.status).toBe(0);
-    expect(build.stdout).toContain("not indexed: 3 .m files: Objective-C is not indexed; 1 .swift file: Swift is not indexed");
+    expect(build.stdout).toContain("not indexed: 3 .m files: Objective-C is not indexed; 1 .mm file: Objective-C++ is not indexed");
     const stats = cli(["stats", p.root]);
     expect(stats.status).toBe(0);
-    expect(stats.stdout).toMatch(/not indexed +3 \.m files: Objective-C is not indexed; 1 \.swift file: Swift is not indexed/);
+    expect(stats.stdout).toMatch(/not indexed +3 \.m files: Objective-C is not indexed; 1 \.mm file: Objective-C\+\+ is not indexed/);
 
     const client = new Client({ name: "codemem-test", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, p.root], stderr: "pipe" }));
@@ -86,7 +86,7 @@ describe("files of languages codemem does not read", () => {
     expect(st.isError).toBeFalsy();
     expect((st.structuredContent as any).unsupported).toEqual([
       { extension: ".m", language: "Objective-C", files: 3 },
-      { extension: ".swift", language: "Swift", files: 1 },
+      { extension: ".mm", language: "Objective-C++", files: 1 },
     ]);
   });
 });

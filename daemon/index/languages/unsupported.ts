@@ -7,7 +7,6 @@
 export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
-  ".swift": "Swift",
   ".scala": "Scala",
   ".sc": "Scala",
   ".lua": "Lua",

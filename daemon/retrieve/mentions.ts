@@ -1,7 +1,7 @@
 import type { CatalogNode } from "../store/types.js";
 
 /**
- * A node the question names, and how surely: 1 for a qualified, module-prefixed, backticked or
+ * A node the question names, and how surely: PATHED for a file named by path or a frame's code, 1 for a qualified, module-prefixed, backticked or
  * called (`Convert()`) name or "the X module"; BARE for a name merely written as code; WEAK for a
  * dotted name whose prefix names no module of it.
  */
@@ -13,6 +13,11 @@ export interface Mention {
 /** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
 const SPECIFIC = 10;
 const WEAK = 0.35;
+/**
+ * A file named by path, or the code at a stack-trace frame: the text points at it, and however long
+ * the prose around it (a pasted report), the prose must not outvote it.
+ */
+const PATHED = 2;
 /** A bare code-shaped name in prose is often named in passing (the `EmptyError` a helper creates). */
 const BARE = 0.7;
 
@@ -135,13 +140,13 @@ export class NameIndex {
       else if (k === longest) files.push(c);
     }
     const sure = files.length === 1;
-    note(files, sure ? 1 : WEAK);
+    note(files, sure ? PATHED : WEAK);
     if (!sure || (line === undefined && fn === undefined)) return;
     // The frame's function by name, else the innermost definition around its line (the report's version may differ a little).
     const inside = (this.inFile.get(files[0].file_path) ?? []).filter((n) => n.type !== "module");
     const named = fn ? inside.filter((n) => n.name === fn) : [];
     const around = line === undefined ? [] : inside.filter((n) => n.line_start <= line && line <= n.line_end).sort((a, b) => a.line_end - a.line_start - (b.line_end - b.line_start)).slice(0, 1);
-    note(named.length > 0 ? named : around, 1);
+    note(named.length > 0 ? named : around, PATHED);
   }
 }
 

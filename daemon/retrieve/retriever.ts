@@ -229,7 +229,8 @@ export class Retriever {
   private words(query: string): string[] {
     const counts = new Map<string, number>();
     for (const w of contentWords(query)) counts.set(w, (counts.get(w) ?? 0) + 1);
-    if (counts.size <= TERMS) return [...counts.keys()];
+    // Until the term weights are loaded after a start, the first words stand in for the most telling.
+    if (counts.size <= TERMS || this.warming.has("term weights")) return [...counts.keys()].slice(0, TERMS);
     const weight = this.termWeight();
     const scored = [...counts].flatMap(([w, c]) => (this.df.has(stem(w)) ? [{ w, s: weight(stem(w)) * (1 + Math.log(c)) }] : []));
     return scored.sort((a, b) => b.s - a.s).slice(0, TERMS).map((x) => x.w);

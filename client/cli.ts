@@ -144,8 +144,9 @@ export function program(): Command {
     .action((dir, question, o) => run(rootOf(dir), "query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
   p.command("search").description("Hybrid search for symbols and files").argument("<path>").argument("<query>")
-    .option("--limit <n>", "number of results, 1-100 (default 10)", int("--limit")).addOption(json)
-    .action((dir, query, o) => run(rootOf(dir), "search", { query, ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatSearch));
+    .option("--limit <n>", "number of results, 1-100 (default 10)", int("--limit"))
+    .addOption(new Option("--group-by <unit>", "node (default) or file: one result per file, `--limit` distinct files").choices(["node", "file"])).addOption(json)
+    .action((dir, query, o) => run(rootOf(dir), "search", { query, ...(o.limit ? { limit: o.limit } : {}), ...(o.groupBy ? { group_by: o.groupBy } : {}) }, !!o.json, f.formatSearch));
 
   p.command("wakeup").description("Session-start context for the project").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "wakeup", {}, !!o.json, f.formatAnswer));

@@ -47,7 +47,11 @@ export function formatAnswer(r: Record<string, any>): string {
 export function formatSearch(r: Record<string, any>): string {
   if (!r.results.length) return "No results.";
   return r.results
-    .map((x: any) => `${x.score.toFixed(4)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.qualified_name} (${x.type}${x.is_test ? ", test" : ""})${x.description ? `\n        ${x.description}` : ""}`)
+    .map(
+      (x: any) =>
+        `${x.score.toFixed(4)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.qualified_name} (${x.type}${x.is_test ? ", test" : ""})${x.description ? `\n        ${x.description}` : ""}` +
+        (x.also ?? []).map((y: any) => `\n        also ${y.qualified_name} (${y.type}) :${y.line_start}-${y.line_end}`).join(""),
+    )
     .join("\n");
 }
 

@@ -346,7 +346,8 @@ export class ProjectEngine {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
     const r = await this.retriever();
-    const hits = await r.search(a.query, e, a.limit, await this.recall());
+    const hits = await r.search(a.query, e, a.limit, await this.recall(), a.group_by);
+    const score = (x: number) => Math.round(x * 1e5) / 1e5;
     return {
       results: hits.map((h) => ({
         id: h.node.id,
@@ -355,13 +356,14 @@ export class ProjectEngine {
         file_path: h.node.file_path,
         line_start: h.node.line_start,
         line_end: h.node.line_end,
-        score: Math.round(h.score * 1e5) / 1e5,
+        score: score(h.score),
         community: h.node.community,
         qualified_name: h.node.qualified_name,
         signature: h.node.signature,
         description: h.node.description,
         via: h.via,
         is_test: r.isTest(h.node.file_path),
+        ...(h.also ? { also: h.also.map((x) => ({ id: x.node.id, qualified_name: x.node.qualified_name, type: x.node.type, line_start: x.node.line_start, line_end: x.node.line_end, score: score(x.score) })) } : {}),
       })),
       freshness: await this.freshness(),
     };

@@ -26,6 +26,14 @@ function op<I extends z.ZodRawShape, O extends z.ZodRawShape>(d: {
   return { name: d.name, tool: `codemem_${d.name}`, description: d.description, input: z.object(d.input).strict(), output: z.object(d.output), readOnly: d.readOnly };
 }
 
+/**
+ * Questions are often a whole bug report or stack trace pasted in: any 64 KB text fits (a character
+ * is at least one byte). Beyond what ranking uses, long text costs little: its terms are capped by
+ * how telling they are, and the names, paths and frames it mentions are what it weighs.
+ */
+export const QUESTION_MAX_CHARS = 100_000;
+const questionText = z.string().min(1).max(QUESTION_MAX_CHARS, `at most ${QUESTION_MAX_CHARS} characters; pass the report's relevant part (its message, stack trace and the paths it names)`);
+
 const answer = {
   context: z.string(),
   tokens: z.number().int().describe("o200k_base tokens of context"),
@@ -93,7 +101,7 @@ export const stats = op({
 export const query = op({
   name: "query",
   description: "Answer a question with a small cited context of the relevant code.",
-  input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(200).max(20000).optional() },
+  input: { project_path: projectPath, question: questionText, budget: z.number().int().min(200).max(20000).optional() },
   output: {
     ...answer,
     reduction_ratio: z.number().describe("Tokens of all indexed source / tokens of context"),
@@ -106,8 +114,13 @@ export const query = op({
 
 export const search = op({
   name: "search",
-  description: "Hybrid lexical+vector+graph search for symbols and files.",
-  input: { project_path: projectPath, query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
+  description: "Hybrid lexical+vector+graph search for symbols and files; group_by file ranks distinct files.",
+  input: {
+    project_path: projectPath,
+    query: questionText,
+    limit: z.number().int().min(1).max(100).default(10),
+    group_by: z.enum(["node", "file"]).default("node").describe("file: one result per file (its best node), `limit` distinct files"),
+  },
   output: { results: z.array(SearchResult), freshness: Freshness },
   readOnly: true,
 });
@@ -139,7 +152,7 @@ export const skeleton = op({
 export const recursiveQuery = op({
   name: "recursive_query",
   description: "Split a complex question, answer the parts, merge into one context.",
-  input: { project_path: projectPath, question: z.string().min(1).max(4000), budget: z.number().int().min(300).max(20000).optional() },
+  input: { project_path: projectPath, question: questionText, budget: z.number().int().min(300).max(20000).optional() },
   output: {
     ...answer,
     reduction_ratio: z.number(),
@@ -196,7 +209,7 @@ export const synapticNeighbors = op({
   description: "Code used or changed together with given nodes, files or a query (learned from sessions and git history).",
   input: {
     project_path: projectPath,
-    query: z.string().min(1).max(2000).optional().describe("Seeds: the best search hits for this text"),
+    query: questionText.optional().describe("Seeds: the best search hits for this text"),
     node_ids: z.array(z.string()).max(50).optional().describe("Seeds: node ids or file paths"),
     depth: z.number().int().min(1).max(2).default(2),
     k: z.number().int().min(1).max(50).default(10),

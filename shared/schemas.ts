@@ -51,6 +51,10 @@ export const SearchResult = z.object({
   /** Which rankers found it: lexical, vector, graph, synapse. */
   via: z.array(z.string()),
   is_test: z.boolean().describe("Test code (by the language's conventions and [index] test_patterns); ranked below implementation unless the query is about tests"),
+  also: z
+    .array(z.object({ id: z.string(), qualified_name: z.string(), type: z.string(), line_start: z.number().int(), line_end: z.number().int(), score: z.number() }))
+    .optional()
+    .describe("group_by file: the file's next best nodes"),
 });
 
 export const SkippedFile = z.object({ path: z.string(), reason: z.string(), detail: z.string().optional() });

@@ -1,7 +1,7 @@
 import type { CatalogNode } from "../store/types.js";
 
 /**
- * A node the question names, and how surely: 1 for a qualified, module-prefixed, backticked or
+ * A node the question names, and how surely: PATHED for a file named by path or a frame's code, 1 for a qualified, module-prefixed, backticked or
  * called (`Convert()`) name or "the X module"; BARE for a name merely written as code; WEAK for a
  * dotted name whose prefix names no module of it.
  */
@@ -13,6 +13,11 @@ export interface Mention {
 /** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
 const SPECIFIC = 10;
 const WEAK = 0.35;
+/**
+ * A file named by path, or the code at a stack-trace frame: the text points at it, and however long
+ * the prose around it (a pasted report), the prose must not outvote it.
+ */
+const PATHED = 2;
 /** A bare code-shaped name in prose is often named in passing (the `EmptyError` a helper creates). */
 const BARE = 0.7;
 
@@ -26,6 +31,10 @@ export class NameIndex {
   private readonly byName = new Map<string, CatalogNode[]>();
   private readonly byQualified = new Map<string, CatalogNode[]>();
   private readonly moduleWords = new Map<string, Set<string>>();
+  /** Module nodes by their file's base name (`sessions.py`), for paths written in the question. */
+  private readonly byFileName = new Map<string, CatalogNode[]>();
+  /** Nodes by file, for the line of a stack-trace frame. */
+  private readonly inFile = new Map<string, CatalogNode[]>();
 
   constructor(nodes: CatalogNode[]) {
     this.add(nodes);
@@ -41,14 +50,16 @@ export class NameIndex {
         // Module names carry the package: `http.cookiejar` (Python), `http (http)` (Go: package (directory)).
         for (const w of n.name.toLowerCase().split(/[^a-z0-9_$]+/)) if (w) words.push(w);
         this.moduleWords.set(n.file_path, new Set(words));
+        push(this.byFileName, fileName(n.file_path), n);
       }
+      push(this.inFile, n.file_path, n);
     }
   }
 
   /** Nodes of re-indexed or removed files. */
   remove(nodes: CatalogNode[]): void {
     const gone = new Set(nodes);
-    const drop = (m: Map<string, CatalogNode[]>, key: string) => {
+    const drop = <K>(m: Map<K, CatalogNode[]>, key: K) => {
       const kept = m.get(key)?.filter((x) => !gone.has(x));
       if (kept?.length) m.set(key, kept);
       else m.delete(key);
@@ -56,11 +67,15 @@ export class NameIndex {
     for (const n of nodes) {
       drop(this.byName, nameKey(n));
       if (n.qualified_name !== n.name) drop(this.byQualified, n.qualified_name.toLowerCase());
-      if (n.type === "module") this.moduleWords.delete(n.file_path);
+      if (n.type === "module") {
+        this.moduleWords.delete(n.file_path);
+        drop(this.byFileName, fileName(n.file_path));
+      }
+      drop(this.inFile, n.file_path);
     }
   }
 
-  /** `Class.method`, `module.name`, `name()`, a backticked name, a code-shaped name, or "the X module". */
+  /** A path or traceback frame, `Class.method`, `module.name`, `name()`, a backticked name, a code-shaped name, or "the X module". */
   find(question: string): Mention[] {
     const out = new Map<string, Mention>();
     const note = (nodes: CatalogNode[], strength: number) => {
@@ -70,6 +85,7 @@ export class NameIndex {
         if (!m || m.strength < strength) out.set(node.id, { node, strength });
       }
     };
+    this.findPaths(question, note);
     for (const m of question.matchAll(/(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?(\s+(?:module|package)\b)?/g)) {
       const token = m[2];
       const parts = token.split(".");
@@ -97,6 +113,55 @@ export class NameIndex {
     }
     return [...out.values()];
   }
+
+  /**
+   * Files the text names by path, and in a frame the code at its line: a path matches an indexed file
+   * by its longest common suffix of segments (`site-packages/requests/sessions.py` is
+   * `src/requests/sessions.py`), so only the base name must agree. A name several files share
+   * (`__init__.py`, `index.js`) with no longer suffix to tell them apart is WEAK evidence for each.
+   */
+  private findPaths(question: string, note: (nodes: CatalogNode[], strength: number) => void): void {
+    // Python frames first: their line and function are written apart from the path.
+    for (const m of question.matchAll(PY_FRAME)) this.notePath(m[1], Number(m[2]), m[3], note);
+    for (const m of question.matchAll(PATH)) this.notePath(m[0].replace(/:\d+$/, ""), m[1] ? Number(m[1]) : undefined, undefined, note);
+  }
+
+  private notePath(written: string, line: number | undefined, fn: string | undefined, note: (nodes: CatalogNode[], strength: number) => void): void {
+    const segments = written.split(/[\\/]/).filter((x) => x && x !== ".");
+    const candidates = this.byFileName.get(segments.at(-1) ?? "");
+    if (!candidates) return;
+    let longest = 0;
+    let files: CatalogNode[] = [];
+    for (const c of candidates) {
+      const own = c.file_path.split("/");
+      let k = 0;
+      while (k < own.length && k < segments.length && own[own.length - 1 - k] === segments[segments.length - 1 - k]) k++;
+      if (k > longest) [longest, files] = [k, [c]];
+      else if (k === longest) files.push(c);
+    }
+    const sure = files.length === 1;
+    note(files, sure ? PATHED : WEAK);
+    if (!sure || (line === undefined && fn === undefined)) return;
+    // The frame's function by name, else the innermost definition around its line (the report's version may differ a little).
+    const inside = (this.inFile.get(files[0].file_path) ?? []).filter((n) => n.type !== "module");
+    const named = fn ? inside.filter((n) => n.name === fn) : [];
+    const around = line === undefined ? [] : inside.filter((n) => n.line_start <= line && line <= n.line_end).sort((a, b) => a.line_end - a.line_start - (b.line_end - b.line_start)).slice(0, 1);
+    note(named.length > 0 ? named : around, PATHED);
+  }
+}
+
+/**
+ * A traceback frame: Python's `File "…/x.py", line 12, in func`; the rest (`at fn (file.js:10:5)`,
+ * `server.go:123`, `(Foo.java:42)`, `src/flask/app.py:1234`) is a path with an optional `:line`.
+ */
+const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
+/** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
+// Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
+const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;
+
+/** The base name of a project path (`sessions.py`). */
+function fileName(p: string): string {
+  return p.slice(p.lastIndexOf("/") + 1);
 }
 
 /**

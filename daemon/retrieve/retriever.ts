@@ -14,7 +14,12 @@ export interface Hit {
   node: MemNode;
   score: number;
   via: string[];
+  /** Grouped by file: the file's next best hits. */
+  also?: Hit[];
 }
+
+/** How search lists what it found: the best nodes (a file's further nodes discounted), or the best files with their best nodes. */
+export type GroupBy = "node" | "file";
 
 /**
  * Weights of the three candidate lists in the fused score. Each list's scores are first scaled to
@@ -26,6 +31,8 @@ const VECTOR_WEIGHT = 0.7;
 /** Whole-file BM25, shared by every node of the file (hierarchical evidence). */
 const FILE_WEIGHT = 1.0;
 const CANDIDATES = 120;
+/** Words of a question used by lexical search (a long question's most telling ones). */
+const TERMS = 24;
 const FILE_CANDIDATES = 30;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
@@ -212,18 +219,29 @@ export class Retriever {
     return this.store.code(n.rowid);
   }
 
-  private static words(query: string): string[] {
-    return [...new Set(contentWords(query))].slice(0, 24);
+  /**
+   * The words a question's lexical search uses: all of a short question's (up to TERMS); of a longer
+   * one, the TERMS most telling of the words the project has (idf × (1 + ln tf)), so the prose of a
+   * pasted report neither slows the full-text search nor outvotes its rare words.
+   */
+  private words(query: string): string[] {
+    const counts = new Map<string, number>();
+    for (const w of contentWords(query)) counts.set(w, (counts.get(w) ?? 0) + 1);
+    // Until the term weights are loaded after a start, the first words stand in for the most telling.
+    if (counts.size <= TERMS || this.warming.has("term weights")) return [...counts.keys()].slice(0, TERMS);
+    const weight = this.termWeight();
+    const scored = [...counts].flatMap(([w, c]) => (this.df.has(stem(w)) ? [{ w, s: weight(stem(w)) * (1 + Math.log(c)) }] : []));
+    return scored.sort((a, b) => b.s - a.s).slice(0, TERMS).map((x) => x.w);
   }
 
   /** Module nodes of the files matching by whole-file BM25, with their normalised scores. */
   async fileMatches(query: string): Promise<Scored[]> {
-    return this.scored(normalised(await this.store.lexicalFiles(Retriever.words(query), FILE_CANDIDATES), 0));
+    return this.scored(normalised(await this.store.lexicalFiles(this.words(query), FILE_CANDIDATES), 0));
   }
 
   /** Nodes matching by BM25 over their fields, with normalised scores. */
   async lexical(query: string): Promise<Scored[]> {
-    return this.scored(normalised(await this.store.lexicalNodes(Retriever.words(query), CANDIDATES), 0));
+    return this.scored(normalised(await this.store.lexicalNodes(this.words(query), CANDIDATES), 0));
   }
 
   /**
@@ -243,7 +261,7 @@ export class Retriever {
   }
 
   /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
-  async search(query: string, embedder: Embedder, limit: number, recall?: Recall): Promise<Hit[]> {
+  async search(query: string, embedder: Embedder, limit: number, recall?: Recall, groupBy: GroupBy = "node"): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
     const [lex, vec, files] = await Promise.all([this.lexical(query), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(query)]);
@@ -316,9 +334,25 @@ export class Retriever {
     // Tests rank below the code they exercise unless the question is about tests. Applied last:
     // a test still lifts, as a seed above, the functions it calls.
     if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path)) h.score *= TEST_FACTOR;
-    return diversify([...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1)), limit);
+    const sorted = [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1));
+    return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }
 }
+
+/** Files ranked by their best hit, each carrying its next best ones (ALSO_PER_FILE). */
+function byFile(sorted: Hit[], limit: number): Hit[] {
+  const files = new Map<string, Hit>();
+  for (const h of sorted) {
+    const f = files.get(h.node.file_path);
+    if (!f) {
+      if (files.size < limit) files.set(h.node.file_path, { ...h, also: [] });
+    } else if (f.also!.length < ALSO_PER_FILE) f.also!.push(h);
+  }
+  return [...files.values()];
+}
+
+/** Further nodes a file's result names when search groups by file. */
+const ALSO_PER_FILE = 2;
 
 /**
  * The best hits in an order that shows more files: each further hit of a file already listed

@@ -56,3 +56,14 @@ describe("a name index patched after a re-index", () => {
     expect(patched.find("what does charge_card() do")).toEqual([]);
   });
 });
+
+describe("paths and stack-trace frames in a question", () => {
+  it("name the file by its longest path suffix, and a frame the definition it ran", () => {
+    const frame = strengths('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/books/ledger.py", line 2, in post\n    raise ValueError');
+    expect(frame["books/ledger.py"]).toBeGreaterThan(1);
+    expect(frame["books/ledger.py::Ledger.post"]).toBe(frame["books/ledger.py"]);
+    expect(Object.keys(strengths("it breaks in lib/util/errors.py:1 when run twice"))).toEqual(["util/errors.py", "util/errors.py::EmptyError"]);
+    expect(Object.keys(strengths("see errors.py"))).toEqual(["util/errors.py"]);
+    expect(strengths("see other/ledger.txt and nothing.py")).toEqual({});
+  });
+});

@@ -23,6 +23,8 @@
 #                  react-native-gesture-handler npm package, with its licence.
 #   capacitor-ios  The iOS runtime of Capacitor (Capacitor/Capacitor: Swift, with Objective-C .m and
 #                  .h files) from the @capacitor/ios npm package, with its licence.
+#   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
+#                  hashing), from the orig tarball of Debian's source package scala, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -44,6 +46,7 @@ MONOLOG_VERSION="2.9.1-1"
 NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
 GESTURE_HANDLER_VERSION="3.5.0"
 CAPACITOR_IOS_VERSION="8.5.2"
+SCALA_VERSION="2.11.12-5"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -152,22 +155,42 @@ fetch_monolog() {
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_newtonsoft() {
-  local name="newtonsoft-json" source="src:newtonsoft-json=$NEWTONSOFT_VERSION:Src/Newtonsoft.Json"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package newtonsoft-json $NEWTONSOFT_VERSION"
-  local apt="$TMP/apt-src" out="$TMP/$name" src
-  mkdir -p "$apt/lists/partial" "$TMP/nj"
+# deb_orig PACKAGE VERSION DIR: the upstream tarball of Debian's source package, unpacked in DIR
+# (through a private deb-src list: the machine's apt configuration is not touched).
+deb_orig() {
+  local apt="$TMP/apt-src"
+  mkdir -p "$apt/lists/partial" "$3"
   echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt/sources.list"
   local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null" -o "Dir::State::Lists=$apt/lists")
   apt-get -q "${opts[@]}" update >&2
   # Only the upstream tarball is needed (the Debian packaging may be missing from the mirror).
-  (cd "$TMP/nj" && apt-get -q "${opts[@]}" source --download-only "newtonsoft-json=$NEWTONSOFT_VERSION" >&2 || true)
-  tar -C "$TMP/nj" -xzf "$(ls "$TMP"/nj/newtonsoft-json_*.orig.tar.gz)"
+  (cd "$3" && apt-get -q "${opts[@]}" source --download-only "$1=$2" >&2 || true)
+  tar -C "$3" -xaf "$(ls "$3"/"$1"_*.orig.tar.*)"
+}
+
+fetch_newtonsoft() {
+  local name="newtonsoft-json" source="src:newtonsoft-json=$NEWTONSOFT_VERSION:Src/Newtonsoft.Json"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package newtonsoft-json $NEWTONSOFT_VERSION"
+  local out="$TMP/$name" src
+  deb_orig newtonsoft-json "$NEWTONSOFT_VERSION" "$TMP/nj"
   src="$(ls -d "$TMP"/nj/newtonsoft-json-*/Src/Newtonsoft.Json)"
   mkdir -p "$out"
   cp -a "$src" "$out/Newtonsoft.Json"
   cp "$(dirname "$(dirname "$src")")/LICENSE.md" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
+fetch_scala_util() {
+  local name="scala-util" source="src:scala=$SCALA_VERSION:src/library/scala/util"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package scala $SCALA_VERSION"
+  local out="$TMP/$name" src
+  deb_orig scala "$SCALA_VERSION" "$TMP/scala"
+  src="$(ls -d "$TMP"/scala/scala-*/src/library/scala/util)"
+  mkdir -p "$out/scala"
+  cp -a "$src" "$out/scala/util"
+  cp "$(dirname "$(dirname "$(dirname "$(dirname "$src")")")")/doc/LICENSE.md" "$out/"
   install_corpus "$name" "$source" "$out"
 }
 
@@ -199,7 +222,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -210,3 +233,4 @@ if want monolog; then fetch_monolog; summary monolog php; fi
 if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi
 if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt; fi
 if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
+if want scala-util; then fetch_scala_util; summary scala-util scala; fi

@@ -203,7 +203,8 @@ function signatureOf(def: TSNode, source: string): string {
     const nl = source.indexOf("\n", def.startIndex);
     text = source.slice(def.startIndex, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
-  text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>$/, "").trim();
+  // Scala's `def f(x: Int): Int = …` leaves its `=`.
+  text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>?$/, "").trim();
   if (def.type === "type_spec") text = `type ${text}`;
   return text.length > SIGNATURE_CAP ? text.slice(0, SIGNATURE_CAP) + "…" : text;
 }

@@ -1,6 +1,6 @@
 import type { Node as TSNode } from "web-tree-sitter";
-import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
+import type { RawImport } from "../types.js";
+import { bareTypeName, fileComment, leadingComment, resolveByPackage, type LanguageSpec } from "./language.js";
 
 /**
  * Kotlin. As in Java, names are qualified by their classes (`GestureHandler.activate`) and the
@@ -60,12 +60,6 @@ function packageName(root: TSNode): string | undefined {
   return root.namedChildren.find((c) => c?.type === "package_header")?.namedChildren[0]?.text.replace(/\s+/g, "");
 }
 
-
-/** The files declaring the package (a project may hold a subtree of it: by suffix). */
-function resolveImport(spec: string, _from: FileExtract, project: ProjectView): string[] {
-  return spec ? project.declaring(spec, { suffix: true }) : [];
-}
-
 export const kotlin: LanguageSpec = {
   id: "kotlin",
   extensions: [".kt", ".kts"],
@@ -82,5 +76,5 @@ export const kotlin: LanguageSpec = {
   // Files of one package (one directory, by convention) see each other's top-level names.
   directoryScope: true,
   globImports: true,
-  resolveImport,
+  resolveImport: resolveByPackage,
 };

@@ -134,6 +134,11 @@ function sharedPrefix(a: string, b: string): number {
   return i;
 }
 
+/** The files declaring an imported package (Kotlin, Scala); a project may hold a subtree of it: by suffix. */
+export function resolveByPackage(spec: string, _from: FileExtract, project: ProjectView): string[] {
+  return spec ? project.declaring(spec, { suffix: true }) : [];
+}
+
 /** Consecutive line comments starting at `first` (languages whose comments are one node per line): their text and the last one. */
 export function commentBlock(first: TSNode): { text: string; last: TSNode } {
   const lines = [first.text];

@@ -7,8 +7,6 @@
 export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
-  ".scala": "Scala",
-  ".sc": "Scala",
   ".lua": "Lua",
   ".zsh": "Shell",
   ".ex": "Elixir",

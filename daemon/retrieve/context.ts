@@ -5,6 +5,8 @@ import { LANGUAGES } from "../index/languages/registry.js";
 import { unsupportedOf } from "../index/languages/unsupported.js";
 import { seeksTests } from "../index/test-code.js";
 import { excerpt, lineFocus, type LineFocus } from "./excerpt.js";
+import { keySymbols, type ReadSource } from "./key-symbols.js";
+import * as ops from "../../shared/operations.js";
 
 /** Share of the total budget per layer; L3 (code) takes what the others leave. */
 const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
@@ -185,20 +187,28 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
   return { context, tokens, layers, communities: comms, citations };
 }
 
-/** Session-start context: identity, main areas with their central symbols, and the most connected entry points. */
-export async function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
-  const b0 = Math.floor(budget * 0.15);
-  const b1 = Math.floor(budget * 0.5);
-  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
-  const l1 = fitLines(architectureLines(r, 8), b1);
+/** How to use codemem, for an assistant that reads the wake-up at session start. */
+function toolLines(): string[] {
+  return [
+    `Ask before reading files: ${ops.query.tool} "how/where …?" → cited code that answers; ${ops.search.tool} "name or words" → symbols, files; ${ops.skeleton.tool} file_path → outline.`,
+  ];
+}
+
+/**
+ * Session-start context: identity and how to use the tools, the main areas, and the entry points
+ * a newcomer needs (public implementation used across files, see key-symbols.ts).
+ */
+export async function assembleWakeup(r: Retriever, read: ReadSource, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
+  const b0 = Math.floor(budget * 0.25);
+  const b1 = Math.floor(budget * 0.35);
+  const identity = identityLines(r, freshness);
+  const l0 = fitLines(r.files.size ? [...identity, ...toolLines()] : identity, Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
+  const l1 = fitLines(architectureLines(r, 4), b1);
   const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
-  const degree = await r.store.degrees(["calls", "inherits"]);
-  const central = r.nodes
-    .filter((n) => n.type !== "module" && n.type !== "method")
-    .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || (a.id < b.id ? -1 : 1))
-    .slice(0, 12)
-    .map((n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 90)}` : ""}`);
-  const l2 = fitLines(central.length ? ["## Key symbols", ...central] : [], budget - used);
+  const central = (await keySymbols(r, read, 12)).map(
+    (n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 60)}` : ""}`,
+  );
+  const l2 = fitLines(central.length ? ["## Key symbols (entry points)", ...central] : [], budget - used);
   let context = [l0.text, l1.text, l2.text].filter(Boolean).join("\n\n");
   while (countTokens(context) > budget && context.includes("\n")) context = context.slice(0, context.lastIndexOf("\n"));
   return {

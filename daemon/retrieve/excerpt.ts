@@ -16,7 +16,12 @@ const COMMENT = /^\s*(#|\/\/|\/\*|\*|--)/;
 const DOC_OPEN = /^\s*[rRuUbB]?("""|''')/;
 /** A body comment that matches counts half a code line: the code is the answer, the comment its gloss. */
 const COMMENT_FACTOR = 0.5;
-/** Matching lines kept are those scoring at least this share of the best line; weaker ones are noise that chops the excerpt. */
+/**
+ * A line is taken out of order only when it names two of the question's terms (or the only one)
+ * and scores at least half the best line: a single common word ("err", "body") picks lines that
+ * chop the excerpt without answering.
+ */
+const MATCH_TERMS = 2;
 const MATCH_FLOOR = 0.5;
 
 /**
@@ -47,7 +52,9 @@ export function excerpt(code: string, signature: string, budget: number, focus: 
     return keep.size ? text() : "";
   }
   const body = range(head, lines.length).filter((i) => !doc.has(i));
-  if (doc.size) tryAdd([Math.min(...[...doc].filter((i) => /\w/.test(lines[i])))]);
+  const docStart = Math.min(...doc);
+  const docFirst = [...doc].find((i) => /\w/.test(lines[i]));
+  if (docFirst !== undefined) tryAdd(range(docStart, docFirst + 1));
   // The matching lines first, then a line of context either side of each while room is left.
   const hits = matches(lines, body, focus);
   for (const i of hits) tryAdd([i]);
@@ -58,18 +65,20 @@ export function excerpt(code: string, signature: string, budget: number, focus: 
   return text();
 }
 
-/** Body lines matching the question, best first, above the floor. */
+/** Body lines matching the question, best first. */
 function matches(lines: string[], body: number[], focus: LineFocus): number[] {
   if (focus.terms.size === 0) return [];
+  const need = Math.min(MATCH_TERMS, focus.terms.size);
   const scored = body.map((i) => {
     const words = new Set(splitWords(lines[i]).map(stem));
     let s = 0;
-    for (const t of focus.terms) if (words.has(t)) s += focus.weight(t);
-    return { i, s: COMMENT.test(lines[i]) ? s * COMMENT_FACTOR : s };
+    let n = 0;
+    for (const t of focus.terms) if (words.has(t)) (s += focus.weight(t)), n++;
+    return { i, n, s: COMMENT.test(lines[i]) ? s * COMMENT_FACTOR : s };
   });
   const best = Math.max(0, ...scored.map((x) => x.s));
   return scored
-    .filter((x) => x.s > 0 && x.s >= best * MATCH_FLOOR)
+    .filter((x) => x.n >= need && x.s >= best * MATCH_FLOOR)
     .sort((a, b) => b.s - a.s || a.i - b.i)
     .map((x) => x.i);
 }

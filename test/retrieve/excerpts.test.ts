@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { describe, expect, it } from "vitest";
 import { countTokens } from "../../dist/shared/tokens.js";
-import { makeProject } from "../helpers.js";
+import { builtProject } from "./built-project.js";
 
 // requests' rebuild_auth in shape: a docstring long enough to eat the entry's code budget, and the
 // line that answers ("del headers[...]") at the end of the body, where the old excerpt had stopped
@@ -36,23 +35,13 @@ ${DOC}
         prepared_request.prepare_auth(new_auth)
 `;
 
-let p: ReturnType<typeof makeProject>;
-let engine: ProjectEngine;
-beforeAll(async () => {
-  p = makeProject({ "net/redirects.py": REDIRECTS, "net/models.py": `class Response:\n    """A server's response."""\n    def __init__(self, request):\n        self.request = request\n` });
-  engine = await ProjectEngine.open(p.root, { sideEffects: false });
-  await engine.build({ project_path: p.root });
-});
-afterAll(async () => {
-  await engine.close();
-  p.cleanup();
-});
+const project = builtProject({ "net/redirects.py": REDIRECTS, "net/models.py": `class Response:\n    """A server's response."""\n    def __init__(self, request):\n        self.request = request\n` });
 
 describe("code excerpts", () => {
   const question = "How is the Authorization header removed when a redirect goes to another host?";
 
   it("keep the body line that answers, not the long docstring, and mark what they leave out", async () => {
-    const a = await engine.query({ project_path: p.root, question });
+    const a = await project.engine().query({ project_path: project.root(), question });
     const entry = a.context.slice(a.context.indexOf("rebuild_auth (function)"));
     expect(a.citations.map((c) => c.node_id)).toContain("net/redirects.py::rebuild_auth");
     expect(entry).toContain('del headers["Authorization"]');
@@ -64,7 +53,7 @@ describe("code excerpts", () => {
 
   it("never exceed the budget, whatever it is", async () => {
     for (const budget of [200, 300, 500, 800, 1500]) {
-      const a = await engine.query({ project_path: p.root, question, budget });
+      const a = await project.engine().query({ project_path: project.root(), question, budget });
       expect(a.tokens).toBeLessThanOrEqual(budget);
       expect(countTokens(a.context)).toBe(a.tokens);
       const code = a.layers.find((l) => l.level === "L3")!;

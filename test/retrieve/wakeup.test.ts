@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
+import { describe, expect, it } from "vitest";
 import { countTokens } from "../../dist/shared/tokens.js";
-import { makeProject } from "../helpers.js";
+import { builtProject } from "./built-project.js";
 
 // A package in requests' shape: the entry point (Client) re-exported by __init__.py and used from
 // other files; helpers (to_text in a private module, as requests' to_native_string; quote) called
@@ -17,21 +16,11 @@ const FILES = {
   "tests/test_client.py": `from shop._compat import to_text\nfrom shop.utils import quote\nfrom shop.client import Client\nfrom shop.api import fetch\n\n\ndef test_everything():\n    Client().send(quote(to_text("a b")))\n    fetch(to_text("x"))\n    quote("y")\n`,
 };
 
-let p: ReturnType<typeof makeProject>;
-let engine: ProjectEngine;
-beforeAll(async () => {
-  p = makeProject(FILES);
-  engine = await ProjectEngine.open(p.root, { sideEffects: false });
-  await engine.build({ project_path: p.root });
-});
-afterAll(async () => {
-  await engine.close();
-  p.cleanup();
-});
+const project = builtProject(FILES);
 
 describe("wakeup", () => {
   it("lists the entry points, not helpers or tests, says how to use the tools, within its budget", async () => {
-    const w = await engine.wakeup({ project_path: p.root });
+    const w = await project.engine().wakeup({ project_path: project.root() });
     const keys = w.context.slice(w.context.indexOf("## Key symbols"));
     const listed = [...keys.matchAll(/^- (\S+) \(/gm)].map((m) => m[1]);
     expect(listed[0]).toBe("Client");

@@ -391,7 +391,8 @@ export class ProjectEngine {
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
     this.parse(ops.wakeup, input);
     const freshness = await this.freshness();
-    const out = await assembleWakeup(await this.retriever(), this.cfg.query.wakeupBudget, freshness);
+    const read = (rel: string) => fs.promises.readFile(path.join(this.root, rel), "utf8").catch(() => "");
+    const out = await assembleWakeup(await this.retriever(), read, this.cfg.query.wakeupBudget, freshness);
     return { ...out, tokenizer: TOKENIZER, freshness };
   }
 

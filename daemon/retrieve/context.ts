@@ -4,6 +4,9 @@ import type { Hit, MemNode, Retriever } from "./retriever.js";
 import { LANGUAGES } from "../index/languages/registry.js";
 import { unsupportedOf } from "../index/languages/unsupported.js";
 import { seeksTests } from "../index/test-code.js";
+import { excerpt, lineFocus, type LineFocus } from "./excerpt.js";
+import { keySymbols, type ReadSource } from "./key-symbols.js";
+import * as ops from "../../shared/operations.js";
 
 /** Share of the total budget per layer; L3 (code) takes what the others leave. */
 const SHARES = { L0: 0.06, L1: 0.12, L2: 0.12 };
@@ -86,8 +89,8 @@ function firstParagraph(doc: string, maxChars: number): string {
   return p.length > maxChars ? p.slice(0, maxChars - 1) + "…" : p;
 }
 
-/** Renders one code entry at a given detail: 2 = code, 1 = signature + doc, 0 = citation line only. */
-async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number): Promise<string> {
+/** Renders one code entry at a given detail: 2 = code (the lines the question asks about first), 1 = signature + doc, 0 = citation line only. */
+async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number, focus: LineFocus): Promise<string> {
   const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}`;
   if (detail === 0) return head;
   const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
@@ -97,14 +100,8 @@ async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget:
   }
   if (detail === 1 || codeBudget <= 0) return [head, n.signature, doc ? `  ${doc}` : ""].filter(Boolean).join("\n");
   const code = await r.code(n);
-  const lines = code.split("\n");
-  const kept: string[] = [];
-  for (const l of lines) {
-    if (countTokens([...kept, l].join("\n")) > codeBudget) break;
-    kept.push(l);
-  }
-  const elided = kept.length < lines.length || n.line_end - n.line_start + 1 > lines.length ? "\n    …" : "";
-  const body = kept.length > 0 ? kept.join("\n") + elided : n.signature;
+  const truncated = n.line_end - n.line_start + 1 > code.split("\n").length;
+  const body = excerpt(code, n.signature, codeBudget, focus, truncated) || n.signature;
   return [head, "```", body, "```"].join("\n");
 }
 
@@ -138,6 +135,7 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
   const perFile = new Map<string, number>();
   let spent = countTokens("## Code") + 1;
   const covered = new Set<string>();
+  const focus = lineFocus(question, r.termWeight());
   const leadFile = hits[0]?.node.file_path;
   const known = leadFile && partners ? partners(leadFile).filter((p) => p.file !== leadFile) : [];
   const partnerLine = known.length ? `(usually changed with ${known.map((p, i) => `${p.file} (${p.commits}${i === 0 ? " commits" : ""})`).join(", ")})` : "";
@@ -152,7 +150,7 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
     const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
     let text = "";
     for (const detail of lead > 0 ? [2, 1, 0] : [1, 0]) {
-      const t = await renderEntry(r, n, detail, lead);
+      const t = await renderEntry(r, n, detail, lead, focus);
       if (countTokens(t) + 1 <= left) {
         text = t;
         break;
@@ -189,20 +187,28 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
   return { context, tokens, layers, communities: comms, citations };
 }
 
-/** Session-start context: identity, main areas with their central symbols, and the most connected entry points. */
-export async function assembleWakeup(r: Retriever, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
-  const b0 = Math.floor(budget * 0.15);
-  const b1 = Math.floor(budget * 0.5);
-  const l0 = fitLines(identityLines(r, freshness), Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
-  const l1 = fitLines(architectureLines(r, 8), b1);
+/** How to use codemem, for an assistant that reads the wake-up at session start. */
+function toolLines(): string[] {
+  return [
+    `Ask before reading files: ${ops.query.tool} "how/where …?" → cited code that answers; ${ops.search.tool} "name or words" → symbols, files; ${ops.skeleton.tool} file_path → outline.`,
+  ];
+}
+
+/**
+ * Session-start context: identity and how to use the tools, the main areas, and the entry points
+ * a newcomer needs (public implementation used across files, see key-symbols.ts).
+ */
+export async function assembleWakeup(r: Retriever, read: ReadSource, budget: number, freshness: FreshnessT): Promise<Omit<Assembled, "communities" | "citations">> {
+  const b0 = Math.floor(budget * 0.25);
+  const b1 = Math.floor(budget * 0.35);
+  const identity = identityLines(r, freshness);
+  const l0 = fitLines(r.files.size ? [...identity, ...toolLines()] : identity, Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
+  const l1 = fitLines(architectureLines(r, 4), b1);
   const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
-  const degree = await r.store.degrees(["calls", "inherits"]);
-  const central = r.nodes
-    .filter((n) => n.type !== "module" && n.type !== "method")
-    .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || (a.id < b.id ? -1 : 1))
-    .slice(0, 12)
-    .map((n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 90)}` : ""}`);
-  const l2 = fitLines(central.length ? ["## Key symbols", ...central] : [], budget - used);
+  const central = (await keySymbols(r, read, 12)).map(
+    (n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 60)}` : ""}`,
+  );
+  const l2 = fitLines(central.length ? ["## Key symbols (entry points)", ...central] : [], budget - used);
   let context = [l0.text, l1.text, l2.text].filter(Boolean).join("\n\n");
   while (countTokens(context) > budget && context.includes("\n")) context = context.slice(0, context.lastIndexOf("\n"));
   return {

@@ -43,8 +43,6 @@ export interface Recall {
   neighbors: (seeds: string[]) => Map<string, number>;
   focus?: Map<string, number>;
 }
-/** Share of a matching documented method's score its undocumented overrides in subclasses gain. */
-const OVERRIDE_WEIGHT = 0.3;
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.7;
 /** Factor by which each earlier hit of the same file discounts the next one in the result order. */
@@ -217,28 +215,6 @@ export class Retriever {
     return out;
   }
 
-  /**
-   * Undocumented overrides, in subclasses, of matching documented methods (`App.add_url_rule` for
-   * `Scaffold.add_url_rule`, which raises NotImplementedError): the documentation that matches the
-   * question sits on the base's declaration, the code that answers in the override.
-   */
-  private async overrides(seeds: Hit[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    const methods: Hit[] = [];
-    for (const s of seeds) if (s.node.type === "method" && s.node.parent && s.node.docstring) methods.push(s);
-    if (methods.length === 0) return out;
-    const edges = await this.store.neighbors([...new Set(methods.map((s) => s.node.parent!))]);
-    for (const s of methods) {
-      for (const e of edges) {
-        if (e.type !== "inherits" || e.target !== s.node.parent) continue;
-        const id = `${e.source}.${s.node.name}`;
-        const o = this.byId.get(id);
-        if (o?.type === "method" && !o.docstring) out.set(id, Math.max(out.get(id) ?? 0, s.score * OVERRIDE_WEIGHT));
-      }
-    }
-    return out;
-  }
-
   code(n: MemNode): Promise<string> {
     return this.store.code(n.rowid);
   }
@@ -355,7 +331,6 @@ export class Retriever {
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
-    for (const [id, b] of await this.overrides(seeds)) add(this.byId.get(id)!, b, "override");
     // Tests rank below the code they exercise unless the question is about tests. Applied last:
     // a test still lifts, as a seed above, the functions it calls.
     if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path)) h.score *= TEST_FACTOR;

@@ -92,6 +92,19 @@ export interface SynapseEdge {
   ltp: boolean;
 }
 
+/** A node table `nodes` (id, degree) kept in step with the pairs of `edges` by triggers. */
+function degrees(edges: string, nodes: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${nodes} (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS ${edges}_node_add AFTER INSERT ON ${edges} BEGIN
+  INSERT INTO ${nodes} (id, degree) VALUES (NEW.a, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+  INSERT INTO ${nodes} (id, degree) VALUES (NEW.b, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS ${edges}_node_remove AFTER DELETE ON ${edges} BEGIN
+  UPDATE ${nodes} SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
+  DELETE FROM ${nodes} WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
+END;`;
+}
+
 // One row per edge (a < b). The weight-ordered indexes serve "strongest edges of node x" from both
 // sides as two ordered index range scans merged with a LIMIT, so a hub costs no more than a leaf;
 // synapse_nodes keeps each node's degree (for hub damping) in step through triggers, which fire
@@ -109,15 +122,7 @@ CREATE TABLE IF NOT EXISTS synapses (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS synapses_a_weight ON synapses(a, weight);
 CREATE INDEX IF NOT EXISTS synapses_b_weight ON synapses(b, weight);
-CREATE TABLE IF NOT EXISTS synapse_nodes (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS synapses_node_add AFTER INSERT ON synapses BEGIN
-  INSERT INTO synapse_nodes (id, degree) VALUES (NEW.a, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
-  INSERT INTO synapse_nodes (id, degree) VALUES (NEW.b, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS synapses_node_remove AFTER DELETE ON synapses BEGIN
-  UPDATE synapse_nodes SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
-  DELETE FROM synapse_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
-END;
+${degrees("synapses", "synapse_nodes")}
 CREATE TABLE IF NOT EXISTS synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Co-change learned from the repository's history, beside (not inside) the session synapses: it ages
 -- with the project's commits, not with wall-clock time. score = Σ over the commits that changed both
@@ -133,15 +138,7 @@ CREATE TABLE IF NOT EXISTS cochange (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cochange_a_score ON cochange(a, score);
 CREATE INDEX IF NOT EXISTS cochange_b_score ON cochange(b, score);
-CREATE TABLE IF NOT EXISTS cochange_nodes (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS cochange_node_add AFTER INSERT ON cochange BEGIN
-  INSERT INTO cochange_nodes (id, degree) VALUES (NEW.a, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
-  INSERT INTO cochange_nodes (id, degree) VALUES (NEW.b, 1) ON CONFLICT (id) DO UPDATE SET degree = degree + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS cochange_node_remove AFTER DELETE ON cochange BEGIN
-  UPDATE cochange_nodes SET degree = degree - 1 WHERE id IN (OLD.a, OLD.b);
-  DELETE FROM cochange_nodes WHERE id IN (OLD.a, OLD.b) AND degree <= 0;
-END;
+${degrees("cochange", "cochange_nodes")}
 -- What was active when (the last activation of each node): the working set of the sessions under way,
 -- read as the focus of recall. Rows a week old are dropped by decay.
 CREATE TABLE IF NOT EXISTS activity (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;

@@ -55,6 +55,8 @@ const FRESHNESS_TTL_MS = 1500;
 const READER_CLOSE_DELAY_MS = 10_000;
 /** Tool calls whose answers teach the synapse store. Benchmarks and maintenance do not. */
 const REINFORCING = new Set(["query", "search", "skeleton", "recursive_query", "synaptic_neighbors"]);
+/** Of those, the calls that open code (their nodes become the session's focus); the others list answers. */
+const WORKS_IN = new Set(["skeleton"]);
 
 /** All operations for one project. The daemon holds one warm engine per project root. */
 export class ProjectEngine {
@@ -614,7 +616,9 @@ export class ProjectEngine {
     if (this.sideEffects && REINFORCING.has(op.name)) {
       // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
       const ids = nodesOf(result).slice(0, 12);
-      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}` }), undefined);
+      // The focus follows the code a session works in, not the lists answers return: otherwise an
+      // answer, even a wrong one, would pull the next answers toward itself.
+      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}`, active: WORKS_IN.has(op.name) }), undefined);
     }
     if (op.name === "build" && this.sideEffects) {
       const b = result as Output<typeof ops.build>;

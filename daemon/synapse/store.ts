@@ -333,8 +333,11 @@ export class SynapseStore {
     }).unref();
   }
 
-  /** Hebbian co-activation of every pair among the first 12 distinct ids; one transaction. */
-  reinforce(nodeIds: string[], opts: { source?: string; now?: number } = {}): { pairs: number } {
+  /**
+   * Hebbian co-activation of every pair among the first 12 distinct ids; one transaction. Unless
+   * `active` is false, the ids are also stamped as active now (the focus of recall).
+   */
+  reinforce(nodeIds: string[], opts: { source?: string; now?: number; active?: boolean } = {}): { pairs: number } {
     const ids: string[] = [];
     const seen = new Set<string>();
     for (const id of nodeIds) {
@@ -351,7 +354,8 @@ export class SynapseStore {
       .transaction(() => {
         // The decay clock starts with the first memory, not with the file.
         this.stmts.initMeta.run(META_CLOCK, String(now));
-        for (const id of ids) this.stmts.touch.run(id, now);
+        // Work in code (an outline opened, an edit, a save) marks it active; an answer's list does not.
+        if (opts.active !== false) for (const id of ids) this.stmts.touch.run(id, now);
         for (let i = 0; i < ids.length; i++) {
           for (let j = i + 1; j < ids.length; j++) {
             const [a, b] = ordered(ids[i], ids[j]);

@@ -76,9 +76,10 @@ describe("the focus of the session under way ranks an ambiguous question's answe
     }
   });
 
-  it("is off with synapse recall off, and forgets a session over an hour old", async () => {
+  it("is off with synapse recall off, is not fed by answers, and forgets a session over an hour old", async () => {
     forget();
     const off = await lead();
+    const other = off.file.startsWith("billing") ? "shipping" : "billing";
     forget();
     await workIn(off.file.startsWith("billing") ? "shipping" : "billing");
     fs.writeFileSync(path.join(p.root, "codemem.toml"), "[query]\nsynapse_recall = false\n");
@@ -88,9 +89,16 @@ describe("the focus of the session under way ranks an ambiguous question's answe
       fs.rmSync(path.join(p.root, "codemem.toml"));
     }
 
+    // What answers return is not work: asking again and again for the other area's code does not
+    // make it the focus (a wrong answer would otherwise pull the next ones toward itself).
+    forget();
+    const e = await ProjectEngine.open(p.root);
+    for (let i = 0; i < 5; i++) await e.dispatch("search", { project_path: p.root, query: `${other}_defaults load_settings ${other}`, limit: 3 });
+    await e.close();
+    expect((await lead()).file).toBe(off.file);
+
     // The same work two hours ago is no longer the session.
     forget();
-    const other = off.file.startsWith("billing") ? "shipping" : "billing";
     const s = SynapseStore.open(db());
     s.reinforce([`${other}/config.py`, `${other}/config.py::load_settings`, `${other}/carrier.py`, `${other}/invoice.py`], { now: Date.now() - 2 * 3600_000 });
     s.close();

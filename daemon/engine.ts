@@ -26,7 +26,7 @@ import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
 import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
-import { replayHistory } from "./synapse/history.js";
+import { gitHead, replayHistory } from "./synapse/history.js";
 import { sessionFocus } from "./synapse/focus.js";
 import type { Recall } from "./retrieve/retriever.js";
 import type { CoChangePartners } from "./retrieve/context.js";
@@ -207,8 +207,10 @@ export class ProjectEngine {
   /** Commits not yet read (all of the newest `commits` when re-reading) become co-change synapses. */
   private async learnHistory(opts: { commits?: number; reread?: boolean } = {}): Promise<{ commits: number; learned: number; pairs: number }> {
     const commits = opts.commits ?? this.cfg.synapses.historyCommits;
+    // Outside git (or with history off) the store is not even opened.
+    if (commits <= 0 || !(await gitHead(this.root))) return { commits: 0, learned: 0, pairs: 0 };
     const r = await this.retrieverOrUndefined();
-    if (!r || commits <= 0) return { commits: 0, learned: 0, pairs: 0 };
+    if (!r) return { commits: 0, learned: 0, pairs: 0 };
     const t0 = performance.now();
     const out = await this.withSynapses(
       (store) => replayHistory(store, this.root, { commits, maxFiles: this.cfg.synapses.historyMaxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),

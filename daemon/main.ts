@@ -234,12 +234,13 @@ async function main(): Promise<void> {
           log.warn(`shutdown: ${what} failed`, { error: (err as Error).message });
           return false;
         });
-      clean = (await server.close(SHUTDOWN_GRACE_MS)) && clean;
+      clean = (await server.close(SHUTDOWN_GRACE_MS, ownsSocket() ? undefined : files.socket)) && clean;
       if (watcher) clean = (await timeout(watcher.close(), "watcher close")) && clean;
       clean = (await timeout(engine.close(), "engine close")) && clean;
       try {
-        // Only our own: after `rm -rf .codemem` another daemon may own the path by now.
-        if (ownsSocket()) fs.rmSync(files.socket, { force: true });
+        // Only our own: after `rm -rf .codemem` another daemon may own the path by now, and its
+        // socket may even have been given our old socket's inode number: the lock says whose it is.
+        if (readLockPid(files.lock) === process.pid && ownsSocket()) fs.rmSync(files.socket, { force: true });
         releaseLock(files.lock);
         unregisterDaemon(root, process.pid);
       } catch (err) {

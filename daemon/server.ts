@@ -153,9 +153,17 @@ export class DaemonServer {
    * Stops accepting, lets in-flight requests finish for up to `graceMs`, then closes every
    * connection. Resolves true when nothing was cut off.
    */
-  async close(graceMs: number): Promise<boolean> {
+  /**
+   * Stops listening, lets requests under way finish (up to `graceMs`), then closes connections.
+   * `spare`: a socket path that now belongs to another daemon (ours was removed and the path
+   * reused). Node unlinks a Unix server's path when it closes, whoever's file is there by then, so
+   * that file is hard-linked aside first and put back at once (the unlink happens inside close()).
+   */
+  async close(graceMs: number, spare?: string): Promise<boolean> {
     this.closing = true;
+    const aside = spare ? keepAside(spare) : undefined;
     const closed = this.server ? new Promise<void>((r) => this.server!.close(() => r())) : Promise.resolve();
+    aside?.();
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
       Promise.allSettled([...this.inFlight]).then(() => true),
@@ -170,6 +178,24 @@ export class DaemonServer {
     await closed;
     return drained;
   }
+}
+
+/** Hard-links `file` aside; the function returned puts it back (nothing if it was not there). */
+function keepAside(file: string): (() => void) | undefined {
+  const aside = `${file}.keep-${process.pid}`;
+  try {
+    fs.linkSync(file, aside);
+  } catch {
+    return undefined;
+  }
+  return () => {
+    try {
+      fs.renameSync(aside, file);
+    } catch (err) {
+      fs.rmSync(aside, { force: true });
+      log.warn("shutdown: could not put the other daemon's socket back", { file, error: (err as Error).message });
+    }
+  };
 }
 
 function round(ms: number): number {

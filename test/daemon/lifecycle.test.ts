@@ -98,6 +98,9 @@ describe("daemon lifecycle", () => {
     const second = (await callDaemon(root, "ping", {})) as { pid: number };
     expect(second.pid).not.toBe(first.pid);
     await waitFor("the orphaned daemon to exit", () => !daemonPids(root).includes(first.pid), 6000);
+    // Node unlinks a Unix server's path when it closes: the orphan's exit took the successor's
+    // socket with it, and the successor stepped down at its next ownership check (every 2 s).
+    await new Promise((r) => setTimeout(r, 2500));
     expect(daemonPids(root)).toEqual([second.pid]);
     expect((await pingDaemon(root))?.pid).toBe(second.pid);
   });

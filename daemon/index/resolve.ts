@@ -700,6 +700,9 @@ export class GraphResolver {
       }
       const direct = this.fileTop(p, name);
       if (direct) return direct;
+      const table = target.spec.moduleTable && target.ex.packageName ? this.fileTop(p, target.ex.packageName) : undefined;
+      const member = table ? this.memberOf(table, name) : undefined;
+      if (member) return member;
       const re = this.fileImported(p, name);
       if (re) {
         for (const q of this.importFiles(target, re.module)) {

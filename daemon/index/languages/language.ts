@@ -74,6 +74,11 @@ export interface LanguageSpec {
    * Haskell, Kotlin/Swift/Scala/Dart package imports, Elixir `import`, C# `using`, PHP `use`).
    */
   globImports?: boolean;
+  /**
+   * A file's package names its module table (Lua's returned `M`): a name the module does not define
+   * at file level is looked up among that table's members.
+   */
+  moduleTable?: boolean;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
 }

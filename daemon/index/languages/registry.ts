@@ -6,6 +6,7 @@ import { csharp } from "./csharp.js";
 import { go } from "./go.js";
 import { java } from "./java.js";
 import { kotlin } from "./kotlin.js";
+import { lua } from "./lua.js";
 import type { LanguageSpec } from "./language.js";
 import { php } from "./php.js";
 import { python } from "./python.js";
@@ -17,7 +18,7 @@ import { UNSUPPORTED_SOURCE } from "./unsupported.js";
 import { javascript, tsx, typescript } from "./typescript.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, bash];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, bash];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

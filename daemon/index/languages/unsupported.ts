@@ -7,7 +7,6 @@
 export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
-  ".lua": "Lua",
   ".zsh": "Shell",
   ".ex": "Elixir",
   ".exs": "Elixir",

@@ -25,6 +25,7 @@
 #                  .h files) from the @capacitor/ios npm package, with its licence.
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
 #                  hashing), from the orig tarball of Debian's source package scala, with its licence.
+#   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -47,6 +48,7 @@ NEWTONSOFT_VERSION="6.0.8+dfsg-1.1"
 GESTURE_HANDLER_VERSION="3.5.0"
 CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
+PENLIGHT_VERSION="1.13.1-3"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -155,6 +157,20 @@ fetch_monolog() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_penlight() {
+  local name="lua-penlight" source="lua-penlight=$PENLIGHT_VERSION:pl"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian lua-penlight $PENLIGHT_VERSION"
+  local got out="$TMP/$name"
+  got="$(apt_fetch lua-penlight "$PENLIGHT_VERSION" "$TMP/penlight-deb")"
+  mkdir -p "$out"
+  # The 5.2-5.4 trees are symlinks into 5.1: copied as files.
+  cp -rL "$TMP/penlight-deb/root/usr/share/lua/5.4/pl" "$out/pl"
+  cp "$TMP/penlight-deb/root/usr/share/doc/lua-penlight/copyright" "$out/COPYRIGHT"
+  [[ "$got" == "$PENLIGHT_VERSION" ]] || source="lua-penlight=$got:pl"
+  install_corpus "$name" "$source" "$out"
+}
+
 # deb_orig PACKAGE VERSION DIR: the upstream tarball of Debian's source package, unpacked in DIR
 # (through a private deb-src list: the machine's apt configuration is not touched).
 deb_orig() {
@@ -222,7 +238,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -234,3 +250,4 @@ if want newtonsoft-json; then fetch_newtonsoft; summary newtonsoft-json cs; fi
 if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt; fi
 if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
+if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi

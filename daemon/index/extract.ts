@@ -29,6 +29,8 @@ interface Found {
   name: string;
   start: number;
   end: number;
+  /** The last line (0-based) of the definition, its body beside it included (`bodyAfter`). */
+  endRow: number;
 }
 
 /**
@@ -83,7 +85,9 @@ export class Extractor {
       }
       if (def && kind && name) {
         const n = kind === "impl" ? implName(name.text) : name.text;
-        found.push({ kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: def.endIndex });
+        const body = spec.bodyAfter?.(def);
+        const last = body ?? def;
+        found.push({ kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: last.endIndex, endRow: last.endPosition.row });
       } else if (call && callName) {
         callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, line: call.startPosition.row + 1 });
       }
@@ -130,8 +134,8 @@ export class Extractor {
         name: f.name,
         qualifiedName: qualified,
         lineStart: f.node.startPosition.row + 1,
-        lineEnd: f.node.endPosition.row + 1,
-        signature: signatureOf(f.node, source),
+        lineEnd: f.endRow + 1,
+        signature: spec.bodyAfter ? signatureOf(f.node, source, true) : signatureOf(f.node, source),
         docstring: spec.docstring(f.node, kind).slice(0, DOC_CAP),
         parent,
         bases: CONTAINERS.has(kind) || f.kind === "class" ? spec.bases(f.node) : [],
@@ -186,7 +190,7 @@ function implName(text: string): string {
   return m ? m[0] : text;
 }
 
-function signatureOf(def: TSNode, source: string): string {
+function signatureOf(def: TSNode, source: string, whole = false): string {
   // Kotlin names no body field: its function_body (a block or `= expression`) ends the head.
   let body = def.childForFieldName("body") ?? def.namedChildren.find((c) => c?.type === "function_body") ?? null;
   if (!body && (def.type === "lexical_declaration" || def.type === "variable_declaration")) {
@@ -197,7 +201,9 @@ function signatureOf(def: TSNode, source: string): string {
   let text: string;
   // A comment between the head and the body (Ruby's `class Foo # why`, or doc comments inside) is no part of the signature.
   const comment = def.children.find((c) => c?.type === "comment" && (!body || c.startIndex < body.startIndex));
-  if (comment && comment.startIndex > def.startIndex && (!body || comment.startIndex < body.startIndex)) text = source.slice(def.startIndex, comment.startIndex);
+  // A definition whose body is beside it (bodyAfter), none inside, is all head.
+  if (whole && !body) text = source.slice(def.startIndex, def.endIndex);
+  else if (comment && comment.startIndex > def.startIndex && (!body || comment.startIndex < body.startIndex)) text = source.slice(def.startIndex, comment.startIndex);
   else if (body && body.startIndex > def.startIndex) text = source.slice(def.startIndex, body.startIndex);
   else {
     const nl = source.indexOf("\n", def.startIndex);

@@ -79,6 +79,12 @@ export interface LanguageSpec {
    * at file level is looked up among that table's members.
    */
   moduleTable?: boolean;
+  /**
+   * The body of a definition that the grammar keeps beside it, not inside (Dart's `function_body`
+   * after a `method_signature`): the definition's lines and code run to its end, its signature is the
+   * definition node's whole text.
+   */
+  bodyAfter?(def: TSNode): TSNode | undefined;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
 }

@@ -14,7 +14,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".hrl": "Erlang",
   ".hs": "Haskell",
   ".lhs": "Haskell",
-  ".dart": "Dart",
   ".zig": "Zig",
   ".fs": "F#",
   ".fsx": "F#",

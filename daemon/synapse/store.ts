@@ -167,21 +167,22 @@ ON CONFLICT (a, b) DO UPDATE SET
 const SQL_COCHANGE = `
 INSERT INTO cochange (a, b, score, commits, last_at) VALUES (@a, @b, @inc, 1, @at)
 ON CONFLICT (a, b) DO UPDATE SET score = score + @inc, commits = commits + 1, last_at = max(last_at, excluded.last_at)`;
-const SQL_COCHANGE_OF = `
-SELECT id, score FROM (
-  SELECT b AS id, score FROM cochange WHERE a = @id
-  UNION ALL
-  SELECT a AS id, score FROM cochange WHERE b = @id
-) ORDER BY score DESC LIMIT @limit`;
 
 const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN @ltpFactor ELSE @factor END`;
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
-const SQL_STRONGEST_OF = `
-SELECT id, weight FROM (
-  SELECT b AS id, weight FROM synapses WHERE a = @id
+/**
+ * The strongest pairs of node @id in `table` (stored once with a < b), with `columns`, ordered by
+ * the first: two ordered index range scans merged under a LIMIT, whichever side @id is on.
+ */
+const pairsOf = (table: string, columns: string) => {
+  const order = columns.split(",")[0].trim();
+  return `
+SELECT id, ${columns} FROM (
+  SELECT b AS id, ${columns} FROM ${table} WHERE a = @id
   UNION ALL
-  SELECT a AS id, weight FROM synapses WHERE b = @id
-) ORDER BY weight DESC LIMIT @limit`;
+  SELECT a AS id, ${columns} FROM ${table} WHERE b = @id
+) ORDER BY ${order} DESC LIMIT @limit`;
+};
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
   SELECT a AS id, weight FROM synapses UNION ALL SELECT b AS id, weight FROM synapses
@@ -239,7 +240,7 @@ export class SynapseStore {
       reinforce: db.prepare(SQL_REINFORCE),
       decay: db.prepare(SQL_DECAY),
       prune: db.prepare(SQL_PRUNE),
-      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(SQL_STRONGEST_OF),
+      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(pairsOf("synapses", "weight")),
       degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
@@ -254,11 +255,7 @@ export class SynapseStore {
       nodes: db.prepare<[], { nodes: number }>(`SELECT count(*) AS nodes FROM synapse_nodes`),
       hubs: db.prepare<[number], { id: string; degree: number; strength: number }>(SQL_HUBS),
       cochange: db.prepare(SQL_COCHANGE),
-      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number }>(SQL_COCHANGE_OF),
-      cochangePartners: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number }>(`
-        SELECT id, score, commits FROM (
-          SELECT b AS id, score, commits FROM cochange WHERE a = @id UNION ALL SELECT a AS id, score, commits FROM cochange WHERE b = @id
-        ) ORDER BY score DESC LIMIT @limit`),
+      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number }>(pairsOf("cochange", "score, commits")),
       strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
         `SELECT a, b, score, commits FROM cochange ORDER BY score DESC, a, b LIMIT ?`,
       ),
@@ -473,7 +470,7 @@ export class SynapseStore {
    */
   historyPartners(id: string, opts: { limit: number; minCommits: number; minWeight: number }): { id: string; commits: number; weight: number }[] {
     const toWeight = this.historyWeight();
-    return this.stmts.cochangePartners
+    return this.stmts.cochangeOf
       .all({ id, limit: opts.limit * 4 })
       .map((r) => ({ id: r.id, commits: r.commits, weight: toWeight(r.score) }))
       .filter((r) => r.commits >= opts.minCommits && r.weight >= opts.minWeight)

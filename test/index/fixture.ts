@@ -27,7 +27,12 @@ function filesOf(dir: string, rel = ""): Record<string, Buffer> {
  * test); further names are fixtures laid over the first (go-tests over go).
  */
 export async function builtFixture(...names: [string, ...string[]]) {
-  const p = makeProject(Object.assign({}, ...names.map((n) => filesOf(path.join(FIXTURES, n)))));
+  return builtProject(Object.assign({}, ...names.map((n) => filesOf(path.join(FIXTURES, n)))));
+}
+
+/** A project of the given files built by a real engine, with lookups into its graph.json (removed after the test). */
+export async function builtProject(files: Record<string, string | Buffer>) {
+  const p = makeProject(files);
   const engine = await ProjectEngine.open(p.root, { sideEffects: false });
   cleanups.push(p.cleanup, () => engine.close());
   const result = await engine.build({ project_path: p.root });

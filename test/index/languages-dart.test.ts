@@ -1,9 +1,5 @@
-import fs from "node:fs";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { makeProject } from "../helpers.js";
-import { builtFixture } from "./fixture.js";
+import { describe, expect, it } from "vitest";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * Dart on real code: the Dart package of flutter-skill 0.9.36 from the npm registry (dart/: lib/ and
@@ -12,10 +8,6 @@ import { builtFixture } from "./fixture.js";
  */
 const built = () => builtFixture("dart-flutter-skill");
 
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
 
 const CLIENT = "lib/src/flutter_skill_client.dart";
 const SERVER = "lib/src/cli/server.dart";
@@ -90,19 +82,13 @@ describe("Dart (flutter-skill)", () => {
       "",
     ].join("\n");
     const util = "/// Clamps.\ndouble clamp(double x) => x < 0 ? 0 : x;\n";
-    const p = makeProject({
+    const { g, node, edge } = await builtProject({
       "pubspec.yaml": "name: demo\n",
       "lib/shapes.dart": shapes,
       "lib/shapes_part.dart": "part of 'shapes.dart';\n",
       "lib/src/util.dart": util,
       "lib/main.dart": "export 'shapes.dart';\nimport 'package:demo/shapes.dart';\nvoid main() {\n  Shape.of(2).twice();\n  Square(1).doubled();\n}\n",
     });
-    const engine = await ProjectEngine.open(p.root, { sideEffects: false });
-    cleanups.push(p.cleanup, () => engine.close());
-    await engine.build({ project_path: p.root });
-    const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
-    const node = (id: string) => g.nodes.find((n: any) => n.id === id);
-    const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
     const S = "lib/shapes.dart";
     expect(node(`${S}::Shape`)).toMatchObject({ type: "class", docstring: "A shape.", line_start: 5, line_end: 17 });
     expect(node(`${S}::Shape.unit`)).toMatchObject({ type: "method", signature: "Shape.unit() : size = 1", docstring: "The unit shape." });

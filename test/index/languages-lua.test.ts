@@ -1,9 +1,5 @@
-import fs from "node:fs";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { makeProject } from "../helpers.js";
-import { builtFixture } from "./fixture.js";
+import { describe, expect, it } from "vitest";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * Lua on real code: 9 modules of Penlight 1.13.1 (Debian's lua-penlight 1.13.1-3, /usr/share/lua/5.4/pl:
@@ -11,10 +7,6 @@ import { builtFixture } from "./fixture.js";
  */
 const built = () => builtFixture("lua-penlight");
 
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
 
 describe("Lua (Penlight)", () => {
   it("extracts module tables, functions and methods in every form with qualified names, signatures, LDoc and line ranges", async () => {
@@ -69,13 +61,7 @@ describe("Lua (Penlight)", () => {
       "",
     ].join("\n");
     const fmt = "local fmt = {}\nfunction fmt.upper(s) return s:upper() end\nreturn fmt\n";
-    const p = makeProject({ "greet.lua": src, "util/fmt/init.lua": fmt, "other.lua": "require 'greet'\nrequire('greet')\n" });
-    const engine = await ProjectEngine.open(p.root, { sideEffects: false });
-    cleanups.push(p.cleanup, () => engine.close());
-    await engine.build({ project_path: p.root });
-    const g = JSON.parse(fs.readFileSync(path.join(p.root, "codegraph-out/graph.json"), "utf8"));
-    const node = (id: string) => g.nodes.find((n: any) => n.id === id);
-    const edge = (s: string, t: string, type = "calls") => g.edges.some((e: any) => e.source === s && e.target === t && e.type === type);
+    const { g, node, edge } = await builtProject({ "greet.lua": src, "util/fmt/init.lua": fmt, "other.lua": "require 'greet'\nrequire('greet')\n" });
     expect(node("greet.lua::shout")).toMatchObject({ type: "function", signature: "local shout = function(s)", docstring: "Shouts a name.", line_start: 6 });
     expect(node("greet.lua::M.greet")).toMatchObject({ type: "method", signature: "function M:greet(name)", parent: "greet.lua::M" });
     expect(edge("greet.lua", "util/fmt/init.lua", "imports")).toBe(true);

@@ -8,6 +8,8 @@ import type { CatalogNode } from "../store/types.js";
 export interface Mention {
   node: CatalogNode;
   strength: number;
+  /** Named by identifier (`wait_for`, `Response.Write`), or reached through a path or traceback frame. */
+  by: "name" | "path";
 }
 
 /** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
@@ -78,14 +80,15 @@ export class NameIndex {
   /** A path or traceback frame, `Class.method`, `module.name`, `name()`, a backticked name, a code-shaped name, or "the X module". */
   find(question: string): Mention[] {
     const out = new Map<string, Mention>();
-    const note = (nodes: CatalogNode[], strength: number) => {
+    const noter = (by: Mention["by"]) => (nodes: CatalogNode[], strength: number) => {
       if (nodes.length === 0 || nodes.length > SPECIFIC) return;
       for (const node of nodes) {
         const m = out.get(node.id);
-        if (!m || m.strength < strength) out.set(node.id, { node, strength });
+        if (!m || m.strength < strength) out.set(node.id, { node, strength, by });
       }
     };
-    this.findPaths(question, note);
+    this.findPaths(question, noter("path"));
+    const note = noter("name");
     for (const m of question.matchAll(/(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?(\s+(?:module|package)\b)?/g)) {
       const token = m[2];
       const parts = token.split(".");

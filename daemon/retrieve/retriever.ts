@@ -283,7 +283,8 @@ export class Retriever {
     // An identifier the question names (`wait_for`, `Response.Write`, `textwrap.dedent`) is the strongest
     // signal it gives: named nodes gain a share of the best fused score on top of their own.
     const best = Math.max(0, ...[...scores.values()].map((h) => h.score));
-    for (const m of this.names.find(query)) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
+    const mentions = this.names.find(query);
+    for (const m of mentions) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
 
     // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
     let ranked = [...scores.values()].sort((a, b) => b.score - a.score);
@@ -331,9 +332,12 @@ export class Retriever {
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
-    // Tests rank below the code they exercise unless the question is about tests. Applied last:
-    // a test still lifts, as a seed above, the functions it calls.
-    if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path)) h.score *= TEST_FACTOR;
+    // Tests rank below the code they exercise unless the question is about tests, or names the test
+    // code by identifier (`TestParseDuration`, a helper of a test file). Applied last: a test still
+    // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
+    // context (a failing test's report), not a request for the test.
+    const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
+    if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path) && !named.has(h.node.id)) h.score *= TEST_FACTOR;
     const sorted = [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1));
     return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }

@@ -45,6 +45,20 @@ describe("tests in their place", () => {
     }
   });
 
+  it("a question naming test code by identifier gets that code first", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    // On the old ranking each came second, below the function it tests (Move, Unwrap, Grow; makeN, a helper of ring_test.go, came below strings.makeSingleStringReplacer).
+    for (const [q, file] of [
+      ["TestMoveEmptyRing", "container/ring/ring_test.go"],
+      ["TestUnwrap", "errors/wrap_test.go"],
+      ["TestBuilderGrow", "strings/builder_test.go"],
+      ["makeN", "container/ring/ring_test.go"],
+    ]) {
+      const { results } = await engine.search({ project_path: root, query: q });
+      expect(results[0], q).toMatchObject({ file_path: file, is_test: true });
+    }
+  });
+
   it("[index] test_patterns in codemem.toml marks more test code, applied on the next question", async () => {
     const { engine, root } = await builtFixture(...TREE);
     const q = "What happens when moving an empty ring?";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CodememError } from "../shared/errors.js";
 import { resolveProjectRoot } from "../shared/paths.js";
-import { DAEMON_MAIN } from "./rpc.js";
+import { DAEMON_MAIN, DAEMON_NODE_FLAGS } from "./rpc.js";
 import { daemonFiles, projectHash } from "./socket-path.js";
 
 /** Templates shipped in the package's scripts/ folder. */
@@ -71,7 +71,8 @@ export function renderSystemdUnit(root: string): string {
   for (const [k, v] of Object.entries(values)) checkPath(v, k === "PROJECT" ? "The project path" : `The ${k.toLowerCase()} path`);
   const tpl = fs.readFileSync(path.join(TEMPLATE_DIR, "codemem.service"), "utf8");
   // systemd expands %-specifiers in most settings: a literal % is written %%.
-  return tpl.replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
+  const flags = DAEMON_NODE_FLAGS.map((f) => `"${f}"`).join(" ");
+  return tpl.replace("@FLAGS@", flags).replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
 }
 
 /** Renders the launchd agent for a project from scripts/codemem.plist. */
@@ -80,7 +81,8 @@ export function renderLaunchdPlist(root: string, label: string): string {
   const values: Record<string, string> = { LABEL: label, NODE: process.execPath, MAIN: DAEMON_MAIN, PROJECT: root, LOG: files.log };
   const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   const tpl = fs.readFileSync(path.join(TEMPLATE_DIR, "codemem.plist"), "utf8");
-  return tpl.replace(/@(LABEL|NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => xml(values[k]));
+  const flags = DAEMON_NODE_FLAGS.map((f) => `<string>${xml(f)}</string>`).join("\n    ");
+  return tpl.replace("<string>@FLAGS@</string>", flags).replace(/@(LABEL|NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => xml(values[k]));
 }
 
 function run(cmd: string, args: string[]): ServiceCommand {

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installService, renderLaunchdPlist, renderSystemdUnit, uninstallService } from "../../dist/client/service.js";
 import { cleanupAll, DAEMON_MAIN, makeProject } from "./helpers.js";
+import { DAEMON_NODE_FLAGS } from "../../dist/client/rpc.js";
 
 const hasSystemdAnalyze = spawnSync("systemd-analyze", ["--version"], { encoding: "utf8" }).status === 0;
 
@@ -19,7 +20,8 @@ describe("login service", () => {
     const root = makeProject();
     const unit = renderSystemdUnit(root);
     expect(unit).not.toMatch(/@[A-Z]+@/);
-    expect(unit).toContain(`ExecStart="${process.execPath}" "${DAEMON_MAIN}" --project "${root}"`);
+    // The daemon's node flags are those of a daemon a client spawns.
+    expect(unit).toContain(`ExecStart="${process.execPath}" ${DAEMON_NODE_FLAGS.map((f) => `"${f}"`).join(" ")} "${DAEMON_MAIN}" --project "${root}"`);
     if (!hasSystemdAnalyze) {
       console.warn("NOTE: systemd-analyze is not installed; the unit file was not verified.");
       ctx.skip();
@@ -54,6 +56,7 @@ describe("login service", () => {
     expect(plist).not.toMatch(/@[A-Z]+@/);
     expect(plist).toContain(`<string>${root}</string>`);
     expect(plist).toContain("<string>dev.codemem.test</string>");
+    expect(plist).toContain(`<string>${process.execPath}</string>\n    ${DAEMON_NODE_FLAGS.map((f) => `<string>${f}</string>`).join("\n    ")}\n    <string>${DAEMON_MAIN}</string>`);
     const r = installService(root, { home, platform: "darwin", activate: false });
     expect(r.file).toMatch(/Library\/LaunchAgents\/dev\.codemem\.[0-9a-f]{16}\.plist$/);
     expect(fs.existsSync(r.file)).toBe(true);

@@ -92,16 +92,17 @@ export class Retriever {
     const all = await store.catalog();
     r.patchNodes(all, [], all);
     await r.reloadRows();
-    const warm = r.warm(all);
+    const warm = r.warm(all, opts.background ? WARM_DELAY_MS : 0);
     if (opts.background) warm.catch((err) => log.warn("warming the index reader failed; answers go on without what it lacks", { error: (err as Error).message }));
     else await warm;
     return r;
   }
 
-  private async warm(catalog: MemNode[]): Promise<void> {
+  private async warm(catalog: MemNode[], delayMs: number): Promise<void> {
     const parts = ["term weights", "identifier mentions", "vector search"];
     for (const p of parts) this.warming.add(p);
     this.missed = [];
+    if (delayMs > 0) await new Promise<void>((r) => setTimeout(r, delayMs));
     const df = new Map<string, number>();
     const names = new NameIndex([]);
     try {
@@ -401,6 +402,11 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
 
 /** Slices of the catalog a warming reader handles between yields to answers. */
 const WARM_SLICE = 2000;
+/**
+ * A daemon's reader starts warming this long after it opens: the question that opened it (the
+ * first after a start) is answered first, its slices not interleaved with the warming's.
+ */
+const WARM_DELAY_MS = 300;
 
 /** Adds (or takes back) the nodes' stems to document frequencies. */
 function countTerms(df: Map<string, number>, nodes: MemNode[], sign: 1 | -1): void {

@@ -10,6 +10,11 @@ import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
+type CatalogRow = [number, string, string, string, string, string, string, string, string, number, number, string, string | null, number];
+/** A row of CATALOG_COLUMNS, in their order. */
+function catalogNode(r: CatalogRow): CatalogNode {
+  return { rowid: r[0], id: r[1], name: r[2], type: r[3], file_path: r[4], qualified_name: r[5], signature: r[6], docstring: r[7], description: r[8], line_start: r[9], line_end: r[10], language: r[11], parent: r[12], community: r[13] };
+}
 /** Edges with their endpoints' node ids (edges store interned symbols). */
 const EDGE_SELECT = "SELECT s.name AS source, t.name AS target, e.type AS type FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target";
 
@@ -239,9 +244,12 @@ export class LocalStore implements IndexStore {
   }
 
   async catalog(files?: string[]): Promise<CatalogNode[]> {
-    if (!files) return this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes ORDER BY rowid`).all() as CatalogNode[];
-    const st = this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes WHERE file_path = ? ORDER BY rowid`);
-    return files.flatMap((f) => st.all(f) as CatalogNode[]);
+    // Rows come as arrays and become objects here: better-sqlite3 builds each row object property by
+    // property, which took twice as long (60K nodes: 400 → 200 ms, on a daemon's first answer).
+    // Iterated, so each row's array dies young instead of all of them outliving the read.
+    if (!files) return Array.from(this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes ORDER BY rowid`).raw(true).iterate() as IterableIterator<CatalogRow>, catalogNode);
+    const st = this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes WHERE file_path = ? ORDER BY rowid`).raw(true);
+    return files.flatMap((f) => (st.all(f) as CatalogRow[]).map(catalogNode));
   }
 
   async code(rowid: number): Promise<string> {

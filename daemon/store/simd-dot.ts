@@ -104,7 +104,11 @@ export function dotKernel(memory: WebAssembly.Memory): Dots {
     else if (!WebAssembly.validate(bytes)) throw new Error("simd-dot: the WebAssembly kernel does not validate");
     else module = new WebAssembly.Module(bytes);
   }
-  if (module) return new WebAssembly.Instance(module, { env: { memory } }).exports.dots as Dots;
+  return module ? (new WebAssembly.Instance(module, { env: { memory } }).exports.dots as Dots) : scalarKernel(memory);
+}
+
+/** The same contract in plain JS, for runtimes without WebAssembly SIMD. */
+export function scalarKernel(memory: WebAssembly.Memory): Dots {
   return (q, rows, n, stride, out) => {
     const b = memory.buffer;
     const qv = new Int16Array(b, q, stride);

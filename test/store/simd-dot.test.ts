@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { quantize, VectorMatrix, type Quantized } from "../../dist/daemon/store/local.js";
+import { dotKernel, scalarKernel } from "../../dist/daemon/store/simd-dot.js";
 import { seededRandom } from "../../dist/shared/random.js";
 
 const DIM = 384;
@@ -75,6 +76,28 @@ class Model {
 }
 
 const files = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.go`);
+
+describe("the dot kernel", () => {
+  it("gives the scalar kernel's i32 dots, extremes included", () => {
+    const rand = seededRandom(5);
+    const stride = 48;
+    const n = 200;
+    const memory = new WebAssembly.Memory({ initial: 1 });
+    const q = new Int16Array(memory.buffer, 0, stride);
+    const rows = new Int8Array(memory.buffer, 2 * stride, n * stride);
+    for (let d = 0; d < stride; d++) q[d] = d % 7 === 0 ? (d % 2 ? -32767 : 32767) : Math.round((rand() * 2 - 1) * 32767);
+    for (let i = 0; i < rows.length; i++) rows[i] = i % 5 === 0 ? (i % 2 ? -127 : 127) : Math.round((rand() * 2 - 1) * 127);
+    // The first row at the extremes in every lane: the largest dot a stride of 48 can give.
+    for (let d = 0; d < stride; d++) rows[d] = q[d] > 0 ? 127 : -127;
+    const out = 2 * stride + n * stride;
+    dotKernel(memory)(0, 2 * stride, n, stride, out);
+    const simd = [...new Int32Array(memory.buffer, out, n)];
+    scalarKernel(memory)(0, 2 * stride, n, stride, out);
+    const scalar = [...new Int32Array(memory.buffer, out, n)];
+    expect(simd).toEqual(scalar);
+    expect(new Set(scalar).size).toBeGreaterThan(n - 5);
+  });
+});
 
 describe("VectorMatrix with the SIMD kernel", () => {
   it("returns the exact top-k of the dequantized vectors", () => {

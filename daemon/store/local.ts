@@ -546,7 +546,7 @@ export class VectorMatrix {
     if (pages > 0) this.memory.grow(pages);
     this.query = new Int16Array(this.memory.buffer, 0, this.stride);
     this.rows = new Int8Array(this.memory.buffer, qBytes, capacity * this.stride);
-    // The new rows were the old score scratch: their padding must read as zeros.
+    // The new rows held the old score scratch: zeroed, so no row's padding keeps stale bytes.
     this.rows.fill(0, old * this.stride);
     const scales = new Float32Array(capacity);
     scales.set(this.scales);

@@ -173,7 +173,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
   ensureOwnDir(stateDirs(cfg.root).graphOut);
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
-  const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize });
+  // A watch build leaves the log's checkpoint to the deferred work once edits settle (below).
+  const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize, keepWal: !!opts.deferGraphFile });
   try {
     const stored = await store.meta();
     const builtWith = stored.embedder;
@@ -338,11 +339,14 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;
       await store.close();
 
-      if (source === "builtin") {
-        const write = () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION });
-        if (opts.deferGraphFile) opts.deferGraphFile(write);
-        else await write();
-      }
+      const write = source === "builtin" ? () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION }) : undefined;
+      if (opts.deferGraphFile) {
+        opts.deferGraphFile(async () => {
+          // A writer's close checkpoints the log that the watch builds' closes left.
+          await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
+          await write?.();
+        });
+      } else await write?.();
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
       return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);

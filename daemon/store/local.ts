@@ -43,6 +43,9 @@ export class LocalStore implements IndexStore {
     return this.target;
   }
 
+  /** See OpenStoreOptions.keepWal. */
+  private keepWal = false;
+
   static async open(file: string, opts: OpenStoreOptions): Promise<LocalStore> {
     // Readers load the vector matrix on their first vector search.
     if (opts.mode === "read") return LocalStore.openFile(file, file, { create: false, readonly: true });
@@ -51,6 +54,7 @@ export class LocalStore implements IndexStore {
       const existed = fs.existsSync(file);
       store = LocalStore.openFile(file, file, { create: true, dim: opts.dim });
       store.created = !existed;
+      store.keepWal = !!opts.keepWal;
       // A forced rebuild must work on a damaged index (a bad page is found only when read): check
       // it, and build beside one that fails, keeping it as <file>.corrupt-<time>.
       if (opts.force && !store.intact()) {
@@ -147,7 +151,7 @@ export class LocalStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open && !this.db.readonly) {
+    if (this.db.open && !this.db.readonly && !this.keepWal) {
       // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");

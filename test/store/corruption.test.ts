@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
+import { waitFor } from "../daemon/helpers.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 
 const CLI = path.resolve("dist/client/cli.js");
@@ -39,6 +40,15 @@ describe("damaged databases", () => {
     expect(cli("query", ".", "How are card payments retried?").status).toBe(0);
     await stopDaemon(p.root);
     for (const wal of [`${INDEX}-wal`, `${SYNAPSES}-wal`]) expect(fs.existsSync(wal) ? fs.statSync(wal).size : 0, wal).toBe(0);
+  });
+
+  it("a save indexed by the watcher (whose close leaves the log to the settled work) still leaves no WAL after a clean stop", async () => {
+    expect(cli("query", ".", "How are card payments retried?").status).toBe(0);
+    const file = path.join(p.root, "shop/payments.py");
+    fs.appendFileSync(file, "\n\ndef settle_wal_probe():\n    return 1\n");
+    await waitFor("the saved function searchable", () => JSON.parse(cli("search", ".", "settle_wal_probe", "--json").stdout).results.some((r: { name: string }) => r.name === "settle_wal_probe"), 30_000, 200);
+    await stopDaemon(p.root);
+    expect(fs.existsSync(`${INDEX}-wal`) ? fs.statSync(`${INDEX}-wal`).size : 0).toBe(0);
   });
 
   it("a bad page in the synapse store does not fail answers: the store is kept aside and learning starts over", async () => {

@@ -317,7 +317,7 @@ export class ProjectEngine {
     const r = await this.retriever();
     const m = r.meta;
     return {
-      node_count: r.nodes.length,
+      node_count: r.nodeCount,
       community_count: r.communities.length,
       last_build: m.built_at ?? "",
       edge_count: Number(m.edge_count ?? 0),

@@ -64,9 +64,14 @@ export const TEST_FACTOR = 0.5;
  * candidates and code come from the store, whatever its backend.
  */
 export class Retriever {
-  nodes: MemNode[] = [];
   readonly byId = new Map<string, MemNode>();
   private readonly byRowid = new Map<number, MemNode>();
+  /** Nodes by file, in rowid order: what a save replaces, and a file's outline. */
+  private readonly byFile = new Map<string, MemNode[]>();
+  private allNodes?: MemNode[];
+  /** Nodes of each language and the symbols (non-module nodes), kept with the lookups. */
+  private readonly languageCounts = new Map<string, number>();
+  private symbolCount = 0;
   private names = new NameIndex([]);
   communities: GraphCommunity[] = [];
   meta: Record<string, string> = {};
@@ -90,7 +95,7 @@ export class Retriever {
   static async open(store: IndexStore, opts: { background?: boolean } = {}): Promise<Retriever> {
     const r = new Retriever(store);
     const all = await store.catalog();
-    r.patchNodes(all, [], all);
+    r.patchNodes([], all);
     await r.reloadRows();
     const warm = r.warm(all, opts.background ? WARM_DELAY_MS : 0);
     if (opts.background) warm.catch((err) => log.warn("warming the index reader failed; answers go on without what it lacks", { error: (err as Error).message }));
@@ -136,24 +141,47 @@ export class Retriever {
   /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
   summary = { languages: [] as string[], symbols: 0 };
 
-  /** The catalog becomes `nodes`: the lookups drop `gone` and take `fresh`, the rest stands. */
-  private patchNodes(nodes: MemNode[], gone: MemNode[], fresh: MemNode[]): void {
-    this.nodes = nodes;
+  /**
+   * Every node (opening catalog order, re-indexed files' nodes last), made when asked for: a save
+   * patches the lookups in proportion to its files, and only whole-index readers (the wakeup's key
+   * symbols, the benchmark) pay for the list.
+   */
+  get nodes(): MemNode[] {
+    this.allNodes ??= [...this.byRowid.values()];
+    return this.allNodes;
+  }
+
+  get nodeCount(): number {
+    return this.byRowid.size;
+  }
+
+  /** A file's nodes, in index order. */
+  nodesOf(file: string): MemNode[] {
+    return this.byFile.get(file) ?? [];
+  }
+
+  /** The lookups drop `gone` and take `fresh`, the rest stands. */
+  private patchNodes(gone: MemNode[], fresh: MemNode[]): void {
+    this.allNodes = undefined;
+    const count = (n: MemNode, sign: 1 | -1) => {
+      const c = (this.languageCounts.get(n.language) ?? 0) + sign;
+      if (c > 0) this.languageCounts.set(n.language, c);
+      else this.languageCounts.delete(n.language);
+      if (n.type !== "module") this.symbolCount += sign;
+    };
     for (const n of gone) {
       this.byId.delete(n.id);
       this.byRowid.delete(n.rowid);
+      this.byFile.delete(n.file_path);
+      count(n, -1);
     }
     for (const n of fresh) {
       this.byId.set(n.id, n);
       this.byRowid.set(n.rowid, n);
+      push(this.byFile, n.file_path, n);
+      count(n, 1);
     }
-    const languages = new Set<string>();
-    let symbols = 0;
-    for (const n of nodes) {
-      languages.add(n.language);
-      if (n.type !== "module") symbols++;
-    }
-    this.summary = { languages: [...languages].sort(), symbols };
+    this.summary = { languages: [...this.languageCounts.keys()].sort(), symbols: this.symbolCount };
   }
 
   /** Re-reads the small tables (meta, communities, file rows): all a build that changed no node moves. */
@@ -172,8 +200,7 @@ export class Retriever {
     const changed = new Set(files);
     const fresh = await this.store.catalog(files);
     await this.store.refresh(files);
-    const gone = this.nodes.filter((n) => changed.has(n.file_path));
-    const nodes = [...this.nodes.filter((n) => !changed.has(n.file_path)), ...fresh];
+    const gone = [...changed].flatMap((f) => this.nodesOf(f));
     // While names and term weights are built from the opening catalog, changes wait to be replayed on them.
     if (this.missed) this.missed.push({ gone, fresh });
     else {
@@ -182,7 +209,7 @@ export class Retriever {
       this.names.remove(gone);
       this.names.add(fresh);
     }
-    this.patchNodes(nodes, gone, fresh);
+    this.patchNodes(gone, fresh);
     for (const f of rows) this.files.delete(f);
     for (const row of await this.store.files(rows)) this.files.set(row.path, row);
     this.meta = await this.store.meta();
@@ -197,7 +224,7 @@ export class Retriever {
    * signatures, docstrings and paths ("observable" says little in rxjs, "debounce" much).
    */
   termWeight(): (stem: string) => number {
-    const N = this.nodes.length;
+    const N = this.nodeCount;
     const unseen = Math.log(N + 1) + 1;
     return (w) => {
       const d = this.df.get(w);

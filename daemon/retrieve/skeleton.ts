@@ -2,7 +2,7 @@ import type { Retriever } from "./retriever.js";
 
 /** A file's outline from the graph: signatures, first docstring lines and line ranges; bodies elided. */
 export function renderSkeleton(r: Retriever, rel: string) {
-  const nodes = r.nodes.filter((n) => n.file_path === rel).sort((a, b) => a.line_start - b.line_start || (a.type === "module" ? -1 : 1));
+  const nodes = [...r.nodesOf(rel)].sort((a, b) => a.line_start - b.line_start || (a.type === "module" ? -1 : 1));
   const mod = nodes.find((n) => n.type === "module");
   const depth = (id: string | null): number => {
     let d = 0;

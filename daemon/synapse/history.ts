@@ -5,6 +5,8 @@
  * repository or a missing git reads as no history.
  */
 import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 import type { SynapseStore } from "./store.js";
 
 export interface HistoryCommit {
@@ -32,7 +34,18 @@ function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 1024): Promis
 
 /** HEAD's commit id, or undefined outside a repository (or in one without commits). */
 export async function gitHead(root: string): Promise<string | undefined> {
+  // Every build asks: outside a repository no git is started (a spawn from a daemon holding 2 GB
+  // took 35 ms of its main thread at 300K nodes).
+  if (!process.env.GIT_DIR && !inRepository(root)) return undefined;
   return (await git(root, ["rev-parse", "--verify", "--quiet", "HEAD"]))?.trim() || undefined;
+}
+
+/** A `.git` (directory, or file of a worktree) in `dir` or above. */
+function inRepository(dir: string): boolean {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, ".git"))) return true;
+    if (path.dirname(d) === d) return false;
+  }
 }
 
 /**

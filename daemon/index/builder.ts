@@ -43,8 +43,9 @@ export function memoryMb(): Record<string, number> {
 /** A build that indexed this many files gets a fresh build thread afterwards (ThreadBuilder.recycle). */
 const RECYCLE_AFTER_FILES = 1000;
 
-/** graph.json for watch builds is written once edits have settled this long. */
+/** graph.json for watch builds is written once edits have settled this long, at least (see scheduleGraphWrite). */
 const GRAPH_FILE_SETTLE_MS = 1500;
+const GRAPH_FILE_QUIET_FACTOR = 3;
 
 /** Builds in the calling thread (tests, benchmarks, the CLI-free engine; and inside the build thread). */
 export class LocalBuilder implements Builder {
@@ -131,19 +132,32 @@ export class LocalBuilder implements Builder {
     }, GRAPH_FILE_SETTLE_MS);
   }
 
-  /** Bursts of saves write graph.json once. */
+  /** graph.json writes, one at a time (at 300K nodes one holds a core and a gigabyte for seconds). */
+  private graphWriting: Promise<void> = Promise.resolve();
+  private lastGraphWriteMs = 0;
+
+  /**
+   * Bursts of saves write graph.json once, after edits have been quiet for GRAPH_FILE_SETTLE_MS or
+   * GRAPH_FILE_QUIET_FACTOR times the last write's duration, whichever is longer: on a large tree a
+   * steady stream of saves does not keep a core busy rewriting a file nothing answers from.
+   */
   private scheduleGraphWrite(write: () => Promise<void>): void {
     if (this.graphWrite) clearTimeout(this.graphWrite.timer);
     const timer = setTimeout(() => {
       this.graphWrite = undefined;
-      void writeGraph(write);
-    }, GRAPH_FILE_SETTLE_MS);
+      this.graphWriting = this.graphWriting.then(async () => {
+        const t0 = performance.now();
+        await writeGraph(write);
+        this.lastGraphWriteMs = performance.now() - t0;
+      });
+    }, Math.max(GRAPH_FILE_SETTLE_MS, GRAPH_FILE_QUIET_FACTOR * this.lastGraphWriteMs));
     this.graphWrite = { timer, write };
   }
 
   async close(): Promise<void> {
     clearTimeout(this.recluster);
     await this.chain;
+    await this.graphWriting;
     if (this.graphWrite) {
       clearTimeout(this.graphWrite.timer);
       await writeGraph(this.graphWrite.write);

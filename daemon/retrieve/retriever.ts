@@ -187,7 +187,7 @@ export class Retriever {
   /** Re-reads the small tables (meta, communities, file rows): all a build that changed no node moves. */
   async reloadRows(): Promise<void> {
     this.meta = await this.store.meta();
-    this.communities = await this.store.communities();
+    this.communities = await this.store.communities({ files: false });
     this.files = new Map((await this.store.files()).map((f) => [f.path, f]));
   }
 
@@ -213,7 +213,7 @@ export class Retriever {
     for (const f of rows) this.files.delete(f);
     for (const row of await this.store.files(rows)) this.files.set(row.path, row);
     this.meta = await this.store.meta();
-    this.communities = await this.store.communities();
+    this.communities = await this.store.communities({ files: false });
   }
 
   /** Document frequencies of stems over the catalog, for `termWeight`; patched per file on refresh. */

@@ -243,7 +243,8 @@ export class LocalStore implements IndexStore {
     return new Map(rows.map((r) => [r.id, r.n]));
   }
 
-  async communities(): Promise<GraphCommunity[]> {
+  async communities(opts: { files?: boolean } = {}): Promise<GraphCommunity[]> {
+    if (opts.files === false) return this.stmt("SELECT id, name, description, size FROM communities ORDER BY id").all() as GraphCommunity[];
     const rows = this.stmt("SELECT id, name, description, size, files FROM communities ORDER BY id").all() as (GraphCommunity & { files: string })[];
     return rows.map((r) => ({ ...r, files: JSON.parse(r.files as unknown as string) as string[] }));
   }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CodememError } from "../shared/errors.js";
 import { resolveProjectRoot } from "../shared/paths.js";
-import { DAEMON_MAIN, DAEMON_NODE_FLAGS } from "./rpc.js";
+import { DAEMON_ENV, DAEMON_MAIN, DAEMON_NODE_FLAGS } from "./rpc.js";
 import { daemonFiles, projectHash } from "./socket-path.js";
 
 /** Templates shipped in the package's scripts/ folder. */
@@ -72,7 +72,8 @@ export function renderSystemdUnit(root: string): string {
   const tpl = fs.readFileSync(path.join(TEMPLATE_DIR, "codemem.service"), "utf8");
   // systemd expands %-specifiers in most settings: a literal % is written %%.
   const flags = DAEMON_NODE_FLAGS.map((f) => `"${f}"`).join(" ");
-  return tpl.replace("@FLAGS@", flags).replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
+  const env = Object.entries(DAEMON_ENV).map(([k, v]) => `${k}=${v}`).join(" ");
+  return tpl.replace("@FLAGS@", flags).replace("@ENV@", env).replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
 }
 
 /** Renders the launchd agent for a project from scripts/codemem.plist. */

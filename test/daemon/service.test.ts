@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installService, renderLaunchdPlist, renderSystemdUnit, uninstallService } from "../../dist/client/service.js";
 import { cleanupAll, DAEMON_MAIN, makeProject } from "./helpers.js";
-import { DAEMON_NODE_FLAGS } from "../../dist/client/rpc.js";
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from "../../dist/client/rpc.js";
 
 const hasSystemdAnalyze = spawnSync("systemd-analyze", ["--version"], { encoding: "utf8" }).status === 0;
 
@@ -20,7 +20,8 @@ describe("login service", () => {
     const root = makeProject();
     const unit = renderSystemdUnit(root);
     expect(unit).not.toMatch(/@[A-Z]+@/);
-    // The daemon's node flags are those of a daemon a client spawns.
+    // The daemon's node flags and malloc settings are those of a daemon a client spawns.
+    expect(unit).toContain(`Environment=${Object.entries(DAEMON_ENV).map(([k, v]) => `${k}=${v}`).join(" ")}\n`);
     expect(unit).toContain(`ExecStart="${process.execPath}" ${DAEMON_NODE_FLAGS.map((f) => `"${f}"`).join(" ")} "${DAEMON_MAIN}" --project "${root}"`);
     if (!hasSystemdAnalyze) {
       console.warn("NOTE: systemd-analyze is not installed; the unit file was not verified.");

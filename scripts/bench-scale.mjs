@@ -213,7 +213,12 @@ async function runSide(dist, corpus, work, saves) {
   }
   status = await idle();
   await sleep(5000);
-  out.rss_at_rest_mb = rssMbOf((await daemonStatus(work)).pid);
+  {
+    const s = await daemonStatus(work);
+    out.rss_at_rest_mb = rssMbOf(s.pid);
+    // Where it is: each thread's V8 heap (the rest of RSS is native: SQLite, malloc, code).
+    out.memory_at_rest = s.memory_mb;
+  }
 
   // 4. Warm query and search latency.
   const queryMs = [];
@@ -255,7 +260,11 @@ async function runSide(dist, corpus, work, saves) {
   out.first_answer_ms = performance.now() - t;
   out.first_answer_tokens = first.tokens;
   await sleep(5000);
-  out.rss_restarted_at_rest_mb = rssMbOf((await daemonStatus(work)).pid);
+  {
+    const s = await daemonStatus(work);
+    out.rss_restarted_at_rest_mb = rssMbOf(s.pid);
+    out.memory_restarted_at_rest = s.memory_mb;
+  }
   await closeConnections();
   await stopDaemon(work);
   console.log(JSON.stringify(out));

@@ -259,6 +259,8 @@ async function runSide(dist, corpus, work, saves) {
   const first = await callDaemon(work, "query", { project_path: work, question: QUESTIONS[0] }, { source: "bench", timeoutMs: 600_000 });
   out.first_answer_ms = performance.now() - t;
   out.first_answer_tokens = first.tokens;
+  // At rest means warm: the watcher ready and the catch-up build (which loads the build state) done.
+  await idle();
   await sleep(5000);
   {
     const s = await daemonStatus(work);

@@ -3,25 +3,15 @@
 // embedder's own (about 40% non-zero dimensions) and dense random ones.
 // Usage: npm run bench:vector   (or: node scripts/bench-vector.mjs after a build)
 import { BuiltinEmbedder } from "../dist/daemon/index/embed/builtin.js";
-import { quantize, VectorMatrix } from "../dist/daemon/store/local.js";
-import { seededRandom } from "../dist/shared/random.js";
+import { bestIndices, quantize, VectorMatrix } from "../dist/daemon/store/local.js";
+import { seededRandom, unitVector as randomUnitVector } from "../dist/shared/random.js";
 
 const DIM = 384;
 const LIMIT = 60;
 const RUNS = 25;
 const rand = seededRandom(42);
 
-function unitVector(density = 1) {
-  const v = new Float32Array(DIM);
-  let norm = 0;
-  for (let d = 0; d < DIM; d++) {
-    if (rand() >= density) continue;
-    v[d] = rand() * 2 - 1;
-    norm += v[d] * v[d];
-  }
-  for (let d = 0; d < DIM; d++) v[d] /= Math.sqrt(norm);
-  return v;
-}
+const unitVector = (density = 1) => randomUnitVector(rand, DIM, density);
 
 // BASELINE, kept only here: the column-major scoring loop VectorMatrix.nearest used before the
 // SIMD kernel (every slot's score accumulated over the query's non-zero dimensions, four at a time).
@@ -41,24 +31,8 @@ function baselineNearest(cols, scales, n, q, limit) {
     const base = dims[k] * n;
     for (let i = 0; i < n; i++) sims[i] += c * cols[base + i];
   }
-  const idx = [];
-  let floor = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const s = (sims[i] *= scales[i]);
-    if (idx.length < limit) {
-      idx.push(i);
-      if (idx.length === limit) {
-        idx.sort((a, b) => sims[b] - sims[a]);
-        floor = sims[idx[idx.length - 1]];
-      }
-    } else if (s > floor) {
-      let j = idx.length - 1;
-      while (j > 0 && sims[idx[j - 1]] < s) j--;
-      idx.splice(j, 0, i);
-      idx.pop();
-      floor = sims[idx[idx.length - 1]];
-    }
-  }
+  for (let i = 0; i < n; i++) sims[i] *= scales[i];
+  const idx = bestIndices(sims, n, limit, () => true);
   return idx.map((i) => ({ rowid: i + 1, sim: sims[i] }));
 }
 

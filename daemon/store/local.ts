@@ -597,29 +597,38 @@ export class VectorMatrix {
     const dots = new Int32Array(this.memory.buffer, out, n);
     // The cosines overwrite the integer dots in place, each read before it is written.
     const sims = new Float32Array(this.memory.buffer, out, n);
-    // Partial selection over used slots: keep the best `limit` in a sorted list.
-    const idx: number[] = [];
-    let floor = -Infinity;
-    for (let i = 0; i < n; i++) {
-      if (this.rowids[i] < 0) continue;
-      const s = (sims[i] = dots[i] * this.scales[i] * qScale);
-      if (idx.length < limit) {
-        idx.push(i);
-        if (idx.length === limit) {
-          idx.sort((a, b) => sims[b] - sims[a]);
-          floor = sims[idx[idx.length - 1]];
-        }
-      } else if (s > floor) {
-        let j = idx.length - 1;
-        while (j > 0 && sims[idx[j - 1]] < s) j--;
-        idx.splice(j, 0, i);
-        idx.pop();
-        floor = sims[idx[idx.length - 1]];
-      }
-    }
-    if (idx.length < limit) idx.sort((a, b) => sims[b] - sims[a]);
+    for (let i = 0; i < n; i++) if (this.rowids[i] >= 0) sims[i] = dots[i] * this.scales[i] * qScale;
+    const idx = bestIndices(sims, n, limit, (i) => this.rowids[i] >= 0);
     return idx.map((i) => ({ rowid: this.rowids[i], sim: sims[i] }));
   }
+}
+
+/**
+ * The `limit` best of `scores[0..n)` where `used(i)`, best first: a partial selection that keeps a
+ * sorted list of the best so far (a full sort of 300K scores costs more than the scoring).
+ */
+export function bestIndices(scores: Float32Array, n: number, limit: number, used: (i: number) => boolean): number[] {
+  const idx: number[] = [];
+  let floor = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (!used(i)) continue;
+    const s = scores[i];
+    if (idx.length < limit) {
+      idx.push(i);
+      if (idx.length === limit) {
+        idx.sort((a, b) => scores[b] - scores[a]);
+        floor = scores[idx[idx.length - 1]];
+      }
+    } else if (s > floor) {
+      let j = idx.length - 1;
+      while (j > 0 && scores[idx[j - 1]] < s) j--;
+      idx.splice(j, 0, i);
+      idx.pop();
+      floor = scores[idx[idx.length - 1]];
+    }
+  }
+  if (idx.length < limit) idx.sort((a, b) => scores[b] - scores[a]);
+  return idx;
 }
 
 /** Free megabytes on the file system holding `file` ('?' when it cannot be read). */

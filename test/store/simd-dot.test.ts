@@ -1,23 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { quantize, VectorMatrix, type Quantized } from "../../dist/daemon/store/local.js";
 import { dotKernel, scalarKernel } from "../../dist/daemon/store/simd-dot.js";
-import { seededRandom } from "../../dist/shared/random.js";
+import { seededRandom, unitVector as randomUnitVector } from "../../dist/shared/random.js";
 
 const DIM = 384;
 const K = 20;
 
-/** A random unit vector; `density` of its components non-zero (the built-in embedder's queries are sparse). */
-function unitVector(rand: () => number, density = 1): Float32Array {
-  const v = new Float32Array(DIM);
-  let norm = 0;
-  for (let d = 0; d < DIM; d++) {
-    if (rand() >= density) continue;
-    v[d] = rand() * 2 - 1;
-    norm += v[d] * v[d];
-  }
-  for (let d = 0; d < DIM; d++) v[d] /= Math.sqrt(norm);
-  return v;
-}
+const unitVector = (rand: () => number, density = 1) => randomUnitVector(rand, DIM, density);
 
 /** The vectors a matrix holds, kept beside it: rowid → its file and quantized vector. */
 class Model {

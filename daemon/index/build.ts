@@ -342,8 +342,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const write = source === "builtin" ? () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION }) : undefined;
       if (opts.deferGraphFile) {
         opts.deferGraphFile(async () => {
-          // A writer's close checkpoints the log that the watch builds' closes left.
-          await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
+          // A local writer's close checkpoints the log that the watch builds' closes left.
+          if (cfg.store.backend === "local") await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
           await write?.();
         });
       } else await write?.();

@@ -151,7 +151,8 @@ export class LocalStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open && !this.db.readonly && !this.keepWal) {
+    // A build that failed (nothing applied: a full disk) checkpoints anyway: no settled work follows it.
+    if (this.db.open && !this.db.readonly && !(this.keepWal && this.applied)) {
       // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
       try {
         this.db.pragma("wal_checkpoint(TRUNCATE)");

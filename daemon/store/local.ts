@@ -155,6 +155,9 @@ export class LocalStore implements IndexStore {
     if (this.db.open && !this.db.readonly && !(this.keepWal && this.applied)) {
       // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
       try {
+        // Never waits: a reader's open snapshot (a matrix loading in slices) would hold this thread
+        // for the whole busy timeout, and the next writer checkpoints anyway.
+        this.db.pragma("busy_timeout = 0");
         this.db.pragma("wal_checkpoint(TRUNCATE)");
       } catch {
         // readers hold it: the next writer checkpoints

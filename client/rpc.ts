@@ -149,11 +149,12 @@ function notListening(err: unknown): boolean {
  */
 export const DAEMON_ENV = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
 /**
- * Node flags of every daemon (spawned here, or by the login service: client/service.ts). V8's young
- * generation grows to 3 × 16 MB per thread; answers allocate little, and at 60K nodes the daemon's
- * main heap went 186 → 113 MB at rest with semi-spaces of 4 MB (whole daemon 593 → 509 MB).
+ * Node flags of every daemon (spawned here, or by the login service: client/service.ts). None for
+ * now: semi-spaces of 4 MB took the Go tree's daemon from 509 to 455 MB at rest, but under the full
+ * test suite's load a watch test of a large batch timed out twice with them (more scavenges in
+ * every daemon thread); measured again before they come back.
  */
-export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=4"];
+export const DAEMON_NODE_FLAGS: string[] = [];
 
 /** Starts the daemon detached, its stderr appended to `.codemem/daemon.log`; it exits once idle (CODEMEM_IDLE_MINUTES). */
 export function spawnDaemon(root: string): { pid: number | undefined; exited: Promise<number | null> } {

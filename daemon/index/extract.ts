@@ -84,6 +84,7 @@ export class Extractor {
         else if (c.name === "call.receiver") receiver = c.node;
       }
       if (def && kind && name) {
+        if (spec.declarationOnly?.(def)) continue;
         const n = kind === "impl" ? implName(name.text) : name.text;
         const body = spec.bodyAfter?.(def);
         const last = body ?? def;

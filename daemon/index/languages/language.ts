@@ -85,6 +85,11 @@ export interface LanguageSpec {
    * definition node's whole text.
    */
   bodyAfter?(def: TSNode): TSNode | undefined;
+  /**
+   * A definition that only declares another one defined after it, and is no node of its own
+   * (Python's `@overload` signatures before their implementation).
+   */
+  declarationOnly?(def: TSNode): boolean;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
 }

@@ -24,6 +24,24 @@ function dedent(s: string): string {
   return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(cut))].join("\n").trim();
 }
 
+/**
+ * An `@overload` (`typing.overload`, `t.overload`) signature followed in its block by another
+ * definition of its name: the implementation is the node, and the stubs (`...` bodies, short) would
+ * otherwise outrank it for its own name. In a `.pyi` file the last overload stands for the others.
+ */
+function isOverloadStub(def: TSNode): boolean {
+  const decorated = def.parent;
+  if (decorated?.type !== "decorated_definition") return false;
+  const overload = decorated.namedChildren.some((c) => c?.type === "decorator" && /^@\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)?overload\s*$/.test(c.text));
+  if (!overload) return false;
+  const name = def.childForFieldName("name")?.text;
+  for (let next = decorated.nextNamedSibling; next; next = next.nextNamedSibling) {
+    const fn = next.type === "decorated_definition" ? next.childForFieldName("definition") : next;
+    if (fn?.type === "function_definition" && fn.childForFieldName("name")?.text === name) return true;
+  }
+  return false;
+}
+
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
   const visit = (n: TSNode) => {
@@ -81,6 +99,7 @@ export const python: LanguageSpec = {
       .map((c) => bareTypeName(c.text));
   },
   imports: importsOf,
+  declarationOnly: isOverloadStub,
   moduleDoc: (root) => blockDocstring(root),
   packageName: (_root, path) =>
     path

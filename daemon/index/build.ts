@@ -9,7 +9,7 @@ import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
 import { testClassifier } from "./test-code.js";
-import { childNamesByParent, embeddingText, lexicalFields, textHash } from "./documents.js";
+import { childNamesByParent, docKey, embeddingText, lexicalFields, textHash, type PreparedDoc } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
@@ -232,8 +232,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
     let fresh: Map<string, FileExtract>;
+    let docs: Map<string, PreparedDoc>;
     try {
-      fresh = await parseFiles(pool, scan, progress, opts.signal);
+      ({ fresh, docs } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined));
       checkpoint();
       lap("parse");
       progress({ phase: "resolve", done: 0, total: scan.current.size });
@@ -295,7 +296,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }] : [];
       });
 
-      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, progress);
+      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, docs, progress);
       lap("embed");
       progress({ phase: "write", done: 0, total: 1 });
       // The index's rows after this build (kept warm), and the tokens of all its source.
@@ -473,7 +474,13 @@ function indexedText(text: string, rel: string, redact: boolean): string {
 }
 
 /** Parses the files whose content changed; a file the parser fails on is skipped (and remembered). */
-async function parseFiles(pool: ParsePool, scan: Scan, progress: (p: BuildProgress) => void, signal?: AbortSignal): Promise<Map<string, FileExtract>> {
+async function parseFiles(
+  pool: ParsePool,
+  scan: Scan,
+  progress: (p: BuildProgress) => void,
+  signal: AbortSignal | undefined,
+  embedder: string | undefined,
+): Promise<{ fresh: Map<string, FileExtract>; docs: Map<string, PreparedDoc> }> {
   const toParse = scan.changed.filter((c): c is Required<Changed> => c.source !== undefined);
   progress({ phase: "parse", done: 0, total: toParse.length });
   const r = await pool.extractAll(
@@ -481,13 +488,14 @@ async function parseFiles(pool: ParsePool, scan: Scan, progress: (p: BuildProgre
     // Reported, not checked, here: the pool stops handing out files itself once the signal fires.
     (n) => !signal?.aborted && progress({ phase: "parse", done: n, total: toParse.length }),
     signal,
+    embedder,
   );
   for (const f of r.failed) {
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
     const row = toParse.find((c) => c.row.path === f.path)!.row;
     scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
   }
-  return new Map(r.extracts.map((e) => [e.path, e]));
+  return { fresh: new Map(r.extracts.map((e) => [e.path, e])), docs: r.docs };
 }
 
 /**
@@ -560,13 +568,26 @@ async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<
   return { communityOf: new Map((await store.catalog()).map((n) => [n.id, n.community])), communities: await store.communities() };
 }
 
-/** Texts of the nodes to write, with their vectors: reused when the node's text is unchanged, embedded otherwise. */
-async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embedder, graph: GraphChange, prevHashes: Map<string, { rowid: number; textHash: string }>, progress: (p: BuildProgress) => void): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
+/**
+ * Texts of the nodes to write, with their vectors: reused when the node's text is unchanged, taken
+ * from the parse workers' prepared documents, or embedded here.
+ */
+async function embedNodes(
+  cfg: ResolvedConfig,
+  store: IndexStore,
+  embedder: Embedder,
+  graph: GraphChange,
+  prevHashes: Map<string, { rowid: number; textHash: string }>,
+  prepared: Map<string, PreparedDoc>,
+  progress: (p: BuildProgress) => void,
+): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
+    const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
+    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector };
     const text = embeddingText(n, children.get(n.id) ?? []);
     const lexical = lexicalFields(n, children.get(n.id) ?? []);
-    return { n, text, lexical, hash: textHash(text, lexical) };
+    return { n, text, lexical, hash: textHash(text, lexical), vector: undefined };
   });
   const reusable = await store.vectors(texts.flatMap((t) => {
     const prev = prevHashes.get(t.n.id);
@@ -575,11 +596,13 @@ async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embe
   const delta: BuildDelta["nodes"] = [];
   const toEmbed: { i: number; text: string }[] = [];
   const sources = new Map<string, string>();
-  for (const { n, text, lexical, hash } of texts) {
+  let embedded = 0;
+  for (const { n, text, lexical, hash, vector } of texts) {
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg, n.file_path, sources) : undefined });
-    if (!reused) toEmbed.push({ i: delta.length - 1, text });
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg, n.file_path, sources) : undefined });
+    if (!reused) embedded++;
+    if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }
   const batch = cfg.build.batchSize;
   for (let s = 0; s < toEmbed.length; s += batch) {
@@ -588,7 +611,7 @@ async function embedNodes(cfg: ResolvedConfig, store: IndexStore, embedder: Embe
     slice.forEach((x, k) => (delta[x.i].vector = vecs[k]));
     progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
   }
-  return { delta, embedded: toEmbed.length };
+  return { delta, embedded };
 }
 
 /** JSON with keys in order: the same set of files always gives the same text. */

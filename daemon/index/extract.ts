@@ -24,7 +24,7 @@ interface Loaded {
 }
 
 interface Found {
-  kind: NodeKind | "impl" | "scope";
+  kind: NodeKind | "impl" | "scope" | "local";
   node: TSNode;
   name: string;
   start: number;
@@ -108,6 +108,11 @@ export class Extractor {
       }
       if (f.kind === "impl") {
         stack.push({ end: f.end, kind: "impl", index: -1, qualified: f.name, receiver: f.name });
+        continue;
+      }
+      if (f.kind === "local") {
+        // A block whose definitions are local to it (Zig's `test` blocks): they are no nodes, and its calls count for the enclosing definition.
+        stack.push({ end: f.end, kind: "local", index: -1, qualified: "" });
         continue;
       }
       if (f.kind === "scope") {

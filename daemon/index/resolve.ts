@@ -524,7 +524,7 @@ export class GraphResolver {
         target = (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name);
       } else if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
         const t = this.enclosingType(callerId);
-        target = t ? this.memberOf(t, c.name) : undefined;
+        target = t ? this.memberOf(t, c.name) : fi.spec.fileStruct ? this.fileTop(ex.path, c.name) : undefined;
         if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
           // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
           const sibling = `${ex.path}::${caller.qualifiedName.slice(0, caller.qualifiedName.lastIndexOf(".") + 1)}${c.name}`;

@@ -29,7 +29,8 @@ export interface ProjectView {
  * A language is its grammar, one query and a few hooks. The query's captures follow one convention:
  *  - `@def.<kind>` on a definition node with `@name` on its name (`kind` is a NodeKind, or `impl`
  *    for a container that only names the receiver type of the methods inside it, via `@name`, or
- *    `scope` for a namespace that only prefixes the qualified names inside it, `ns.f`);
+ *    `scope` for a namespace that only prefixes the qualified names inside it, `ns.f`, or `local` for a
+ *    block whose definitions are local to it and no nodes, Zig's `test` blocks);
  *  - `@call` on a call with `@call.name` and optionally `@call.receiver`.
  */
 export interface LanguageSpec {
@@ -90,6 +91,8 @@ export interface LanguageSpec {
    * (Python's `@overload` signatures before their implementation).
    */
   declarationOnly?(def: TSNode): boolean;
+  /** A file is itself a type whose members are its top-level definitions (Zig): `self.f()` outside any type names the file's `f`. */
+  fileStruct?: boolean;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
 }

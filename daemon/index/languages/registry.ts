@@ -17,9 +17,10 @@ import { scala } from "./scala.js";
 import { swift } from "./swift.js";
 import { UNSUPPORTED_SOURCE } from "./unsupported.js";
 import { javascript, tsx, typescript } from "./typescript.js";
+import { zig } from "./zig.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, zig];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

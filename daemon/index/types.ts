@@ -1,7 +1,7 @@
 /** Shapes produced by extraction and stored in the index. */
 export type NodeKind = "module" | "function" | "method" | "class" | "interface" | "struct" | "type" | "enum";
 export type EdgeKind = "calls" | "imports" | "contains" | "inherits";
-export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java" | "c" | "cpp" | "ruby" | "php" | "csharp" | "kotlin" | "swift" | "scala" | "lua" | "dart" | "bash" | "zig";
+export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java" | "c" | "cpp" | "ruby" | "php" | "csharp" | "kotlin" | "swift" | "scala" | "lua" | "dart" | "bash" | "zig" | "elixir";
 
 /** A definition found in one file, before cross-file resolution. */
 export interface RawDef {

@@ -95,6 +95,20 @@ export interface LanguageSpec {
   fileStruct?: boolean;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
+  /** A definition's signature when the grammar marks no body to cut at (Elixir's `def f(x), do: …` is one call). */
+  signature?(def: TSNode): string;
+  /** Whether a captured call is one (Elixir writes a def's head and a typespec as calls); default: every capture is. */
+  isCall?(call: TSNode): boolean;
+  /**
+   * Definitions of one name written one after another in one scope are clauses of one function
+   * (Elixir's `def f(0)`, `def f(n)`): one node spanning them, with the first one's signature and the first doc.
+   */
+  clauses?: boolean;
+  /**
+   * Every call receiver the query captures names a module (Elixir's `Enum.map(…)`): one naming
+   * nothing of the project is a module outside it, and its calls are not matched by name.
+   */
+  moduleReceivers?: boolean;
 }
 
 /** The family of a language: languages of one family resolve names across each other. */

@@ -4,6 +4,7 @@ import { bash } from "./bash.js";
 import { c, cpp } from "./c.js";
 import { csharp } from "./csharp.js";
 import { dart } from "./dart.js";
+import { elixir } from "./elixir.js";
 import { go } from "./go.js";
 import { java } from "./java.js";
 import { kotlin } from "./kotlin.js";
@@ -20,7 +21,7 @@ import { javascript, tsx, typescript } from "./typescript.js";
 import { zig } from "./zig.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, zig];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, zig, elixir];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

@@ -8,8 +8,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".m": "Objective-C",
   ".mm": "Objective-C++",
   ".zsh": "Shell",
-  ".ex": "Elixir",
-  ".exs": "Elixir",
   ".erl": "Erlang",
   ".hrl": "Erlang",
   ".hs": "Haskell",

@@ -6,6 +6,7 @@ import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
 import { NameIndex } from "./mentions.js";
+import type { Focus } from "../synapse/focus.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
 export type MemNode = CatalogNode;
@@ -41,7 +42,7 @@ const FOCUS_WEIGHT = 0.3;
 /** Synapse recall for one question: spreading activation from its best hits, and the sessions' focus (file → [0, 1]). */
 export interface Recall {
   neighbors: (seeds: string[]) => Map<string, number>;
-  focus?: Map<string, number>;
+  focus?: Focus;
 }
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.7;
@@ -334,7 +335,7 @@ export class Retriever {
       // Focus: candidates in the files the sessions under way work in (or that change with them) rise;
       // nothing enters for it, so it only reorders what the question found.
       for (const h of scores.values()) {
-        const f = recall.focus?.get(h.node.file_path);
+        const f = recall.focus?.(h.node.file_path);
         if (f) {
           h.score += top * FOCUS_WEIGHT * f;
           if (!h.via.includes("focus")) h.via.push("focus");

@@ -16,8 +16,47 @@ const SEEDS = 8;
 /** Associated files count at most this share of a file worked in. */
 const ASSOCIATED = 0.5;
 
-/** File → focus in [0, 1] (1: the file most worked in lately); empty when nothing was active. */
-export function sessionFocus(store: SynapseStore, fileOf: (id: string) => string | undefined, now = Date.now()): Map<string, number> {
+/** A file's focus in [0, 1] (1: the file most worked in lately; 0 for every file when nothing was active). */
+export type Focus = (file: string) => number;
+
+/**
+ * The focus by file: the files worked in and their associations (`focusedFiles`), and, at most at
+ * the associations' share, the files near those worked in, by how much of their directory path they
+ * share (`a/b/x.py` worked in: `a/b/y.py` 1, `a/c/z.py` ½ of it, `d/w.py` and root files nothing). The
+ * area being worked on is more than the files opened: a session in `email/`'s parser asks about
+ * `email/` code it has not opened yet.
+ */
+export function sessionFocus(store: SynapseStore, fileOf: (id: string) => string | undefined, now = Date.now()): Focus | undefined {
+  const files = focusedFiles(store, fileOf, now);
+  if (files.direct.size === 0) return undefined;
+  // The strongest weight per directory worked in.
+  const dirs = new Map<string, number>();
+  for (const [f, w] of files.direct) {
+    const d = dirOf(f);
+    if (d.length > 0) dirs.set(d.join("/"), Math.max(dirs.get(d.join("/")) ?? 0, w));
+  }
+  const worked = [...dirs].map(([d, w]) => ({ parts: d.split("/"), w }));
+  return (file) => {
+    let best = files.focus.get(file) ?? 0;
+    const parts = dirOf(file);
+    if (parts.length === 0) return best;
+    for (const d of worked) {
+      let shared = 0;
+      while (shared < parts.length && shared < d.parts.length && parts[shared] === d.parts[shared]) shared++;
+      if (shared > 0) best = Math.max(best, ASSOCIATED * d.w * (shared / Math.max(parts.length, d.parts.length)));
+    }
+    return best;
+  };
+}
+
+function dirOf(file: string): string[] {
+  const parts = file.split("/");
+  parts.pop();
+  return parts;
+}
+
+/** The files worked in (`direct`, scaled to the most worked in) and, at half strength, their associations: both in `focus`. */
+function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | undefined, now: number): { direct: Map<string, number>; focus: Map<string, number> } {
   const direct = new Map<string, number>();
   for (const { id, at } of store.recentActivity(now - FOCUS_WINDOW_MS, RECENT)) {
     const file = fileOf(id);
@@ -25,7 +64,7 @@ export function sessionFocus(store: SynapseStore, fileOf: (id: string) => string
   }
   const focus = new Map<string, number>();
   const peak = Math.max(0, ...direct.values());
-  if (peak <= 0) return focus;
+  if (peak <= 0) return { direct: focus, focus };
   for (const [f, w] of direct) focus.set(f, w / peak);
   const seeds = [...direct.entries()].sort((a, b) => b[1] - a[1]).slice(0, SEEDS).map(([f]) => f);
   const spread = new Map<string, number>();
@@ -35,5 +74,5 @@ export function sessionFocus(store: SynapseStore, fileOf: (id: string) => string
   }
   const top = Math.max(0, ...spread.values());
   if (top > 0) for (const [f, a] of spread) focus.set(f, ASSOCIATED * (a / top));
-  return focus;
+  return { direct: new Map([...direct].map(([f, w]) => [f, w / peak])), focus };
 }

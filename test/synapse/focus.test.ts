@@ -76,6 +76,18 @@ describe("the focus of the session under way ranks an ambiguous question's answe
     }
   });
 
+  it("reaches the files of the directory worked in that the session has not opened", async () => {
+    const other = { billing: "billing/invoice.py", shipping: "shipping/carrier.py" };
+    for (const area of ["shipping", "billing"] as const) {
+      forget();
+      const e = await ProjectEngine.open(p.root);
+      await e.dispatch("skeleton", { project_path: p.root, file_path: other[area] });
+      await e.dispatch("hook_event", { project_path: p.root, event: "post_tool_use", tool: "Edit", files: [other[area]] });
+      await e.close();
+      expect((await lead()).file).toBe(`${area}/config.py`);
+    }
+  });
+
   it("is off with synapse recall off, is not fed by answers, and forgets a session over an hour old", async () => {
     forget();
     const off = await lead();

@@ -135,7 +135,7 @@ export class Extractor {
         qualifiedName: qualified,
         lineStart: f.node.startPosition.row + 1,
         lineEnd: f.endRow + 1,
-        signature: spec.bodyAfter ? signatureOf(f.node, source, true) : signatureOf(f.node, source),
+        signature: spec.signature ? capSignature(spec.signature(f.node)) : spec.bodyAfter ? signatureOf(f.node, source, true) : signatureOf(f.node, source),
         docstring: spec.docstring(f.node, kind).slice(0, DOC_CAP),
         parent,
         bases: CONTAINERS.has(kind) || f.kind === "class" ? spec.bases(f.node) : [],
@@ -212,5 +212,9 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   // Scala's `def f(x: Int): Int = …` leaves its `=`.
   text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>?$/, "").trim();
   if (def.type === "type_spec") text = `type ${text}`;
+  return capSignature(text);
+}
+
+function capSignature(text: string): string {
   return text.length > SIGNATURE_CAP ? text.slice(0, SIGNATURE_CAP) + "…" : text;
 }

@@ -85,6 +85,11 @@ export interface LanguageSpec {
    * definition node's whole text.
    */
   bodyAfter?(def: TSNode): TSNode | undefined;
+  /**
+   * A definition's signature when it is no head of the definition's text (Haskell's type signature,
+   * or an equation's head before its `=`): the extractor's cut at the body is the default.
+   */
+  signature?(def: TSNode): string;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
 }

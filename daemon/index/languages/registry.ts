@@ -5,6 +5,7 @@ import { c, cpp } from "./c.js";
 import { csharp } from "./csharp.js";
 import { dart } from "./dart.js";
 import { go } from "./go.js";
+import { haskell } from "./haskell.js";
 import { java } from "./java.js";
 import { kotlin } from "./kotlin.js";
 import { lua } from "./lua.js";
@@ -19,7 +20,7 @@ import { UNSUPPORTED_SOURCE } from "./unsupported.js";
 import { javascript, tsx, typescript } from "./typescript.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, haskell];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

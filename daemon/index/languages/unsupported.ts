@@ -12,7 +12,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".exs": "Elixir",
   ".erl": "Erlang",
   ".hrl": "Erlang",
-  ".hs": "Haskell",
   ".lhs": "Haskell",
   ".zig": "Zig",
   ".fs": "F#",

@@ -28,6 +28,8 @@
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
+#   optparse-applicative  optparse-applicative 0.16.1.0 in Haskell (src/ and tests/, 23 modules), from the
+#                  orig tarball of Debian's source package haskell-optparse-applicative, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -52,6 +54,7 @@ CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
+OPTPARSE_VERSION="0.16.1.0-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -196,6 +199,18 @@ fetch_scala_util() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_optparse() {
+  local name="optparse-applicative" source="src:haskell-optparse-applicative=$OPTPARSE_VERSION:src+tests"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package haskell-optparse-applicative $OPTPARSE_VERSION"
+  local out="$TMP/$name" src
+  deb_orig haskell-optparse-applicative "$OPTPARSE_VERSION" "$TMP/optparse"
+  src="$(ls -d "$TMP"/optparse/optparse-applicative-*/)"
+  mkdir -p "$out"
+  cp -a "$src/src" "$src/tests" "$src/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.
 fetch_npm_subdir() {
@@ -227,7 +242,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill optparse-applicative); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -241,3 +256,4 @@ if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
+if want optparse-applicative; then fetch_optparse; summary optparse-applicative hs; fi

@@ -14,6 +14,10 @@ import { LICENCE, nearestTo, type LanguageSpec, type ProjectView } from "./langu
  * A class's default method bodies are no nodes of their own (the class's signature is the method).
  * Calls are applications (`f x`, `M.f x`, `` x `f` y ``, `f $ x`, `f . g`), constructors too.
  */
+/** A type constructor, applied to up to three arguments (`Mod f a`): its name is @name. */
+const CON = "[(name) @name (qualified id: (name) @name)]";
+const TYPE_HEAD = [CON, `(apply constructor: ${CON})`, `(apply constructor: (apply constructor: ${CON}))`, `(apply constructor: (apply constructor: (apply constructor: ${CON})))`].join(" ");
+
 const QUERY = `
 (signature name: (variable) @name) @def.function
 (signature name: (prefix_id (operator) @name)) @def.function
@@ -23,7 +27,7 @@ const QUERY = `
 (newtype name: (name) @name) @def.struct
 (type_synomym name: (name) @name) @def.type
 (class name: (name) @name) @def.interface
-(instance patterns: (type_patterns . [(name) @name (qualified id: (name) @name) (apply constructor: [(name) @name (qualified id: (name) @name)]) (parens [(name) @name (qualified id: (name) @name) (apply constructor: [(name) @name (qualified id: (name) @name)])])])) @def.impl
+(instance patterns: (type_patterns . [${TYPE_HEAD} (parens [${TYPE_HEAD}])])) @def.impl
 (instance name: [(name) @name (qualified id: (name) @name)] patterns: (type_patterns . [(list) (tuple) (unit) (variable) (function) (infix) (parens [(list) (tuple) (unit) (function) (infix) (apply constructor: [(variable) (parens) (list)])])])) @def.impl
 (apply function: [(variable) (constructor)] @call.name) @call
 (apply function: (qualified module: (module) @call.receiver id: [(variable) (constructor)] @call.name)) @call
@@ -184,7 +188,7 @@ function bases(def: TSNode): string[] {
   if (def.type !== "instance") return [];
   let type = def.childForFieldName("patterns")?.namedChildren[0] ?? null;
   if (type?.type === "parens") type = type.namedChildren[0];
-  if (type?.type === "apply") type = type.childForFieldName("constructor");
+  while (type?.type === "apply") type = type.childForFieldName("constructor");
   const cls = def.childForFieldName("name");
   if (!cls || (type?.type !== "name" && type?.type !== "qualified")) return [];
   return [cls.type === "qualified" ? (cls.childForFieldName("id")?.text ?? cls.text) : cls.text];

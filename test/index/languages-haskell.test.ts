@@ -49,11 +49,22 @@ describe("Haskell (xml)", () => {
     expect(edge(`${L}/Lexer.hs::Scanner`, `${L}/Lexer.hs::XmlSource`, "inherits")).toBe(true);
   });
 
-  it("resolves qualified imports by alias only, and hiding imports", async () => {
+  it("resolves qualified imports by alias only and hiding imports; instances of applied types", async () => {
     const fx = path.resolve("test/fixtures/trees", FIXTURE, L);
     const files: Record<string, string> = {};
     for (const f of ["Proc.hs", "Types.hs", "Output.hs"]) files[`src/${L}/${f}`] = fs.readFileSync(path.join(fx, f), "utf8");
-    files["app/Local.hs"] = "module Local where\n\nfindChildren :: Int -> [Int]\nfindChildren n = [n]\n";
+    files["app/Local.hs"] = [
+      "module Local where",
+      "",
+      "findChildren :: Int -> [Int]",
+      "findChildren n = [n]",
+      "",
+      "data Pair a b = Pair a b",
+      "",
+      "instance Semigroup (Pair a b) where",
+      "  Pair a b <> Pair _ _ = Pair a b",
+      "",
+    ].join("\n");
     files["app/Main.hs"] = [
       "module Main where",
       "import qualified Text.XML.Light.Proc as P",
@@ -74,6 +85,8 @@ describe("Haskell (xml)", () => {
     expect(edge("app/Main.hs::shown", `src/${L}/Output.hs::showElement`)).toBe(true);
     // A constructor applied is a call of its type (through the import hiding one name).
     expect(edge("app/Main.hs::shown", `src/${L}/Types.hs::QName`)).toBe(true);
+    // An instance of a type applied to arguments joins the type.
+    expect(node("app/Local.hs::Pair.<>")).toMatchObject({ type: "method", parent: "app/Local.hs::Pair", line_start: 9 });
     // A qualified import binds no bare names: findChildren is Local's.
     expect(edge("app/Main.hs::main", "app/Local.hs::findChildren")).toBe(true);
     expect(edge("app/Main.hs::main", `src/${L}/Proc.hs::findChildren`)).toBe(false);

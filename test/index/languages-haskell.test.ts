@@ -64,6 +64,10 @@ describe("Haskell (xml)", () => {
       "instance Semigroup (Pair a b) where",
       "  Pair a b <> Pair _ _ = Pair a b",
       "",
+      "swap :: Pair a b -> Pair b a",
+      "swap (Pair a b) = Pair b a",
+      "-- ^ The pair the other way round.",
+      "",
     ].join("\n");
     files["app/Main.hs"] = [
       "module Main where",
@@ -87,6 +91,8 @@ describe("Haskell (xml)", () => {
     expect(edge("app/Main.hs::shown", `src/${L}/Types.hs::QName`)).toBe(true);
     // An instance of a type applied to arguments joins the type.
     expect(node("app/Local.hs::Pair.<>")).toMatchObject({ type: "method", parent: "app/Local.hs::Pair", line_start: 9 });
+    // A `-- ^` Haddock after the last equation documents the function.
+    expect(node("app/Local.hs::swap")).toMatchObject({ signature: "swap :: Pair a b -> Pair b a", docstring: "The pair the other way round.", line_start: 11, line_end: 12 });
     // A qualified import binds no bare names: findChildren is Local's.
     expect(edge("app/Main.hs::main", "app/Local.hs::findChildren")).toBe(true);
     expect(edge("app/Main.hs::main", `src/${L}/Proc.hs::findChildren`)).toBe(false);

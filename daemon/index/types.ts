@@ -1,7 +1,7 @@
 /** Shapes produced by extraction and stored in the index. */
 export type NodeKind = "module" | "function" | "method" | "class" | "interface" | "struct" | "type" | "enum";
 export type EdgeKind = "calls" | "imports" | "contains" | "inherits";
-export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java" | "c" | "cpp" | "ruby" | "php" | "csharp" | "kotlin" | "swift" | "scala" | "lua" | "dart" | "bash" | "zig" | "elixir";
+export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java" | "c" | "cpp" | "ruby" | "php" | "csharp" | "kotlin" | "swift" | "scala" | "lua" | "dart" | "bash" | "zig" | "elixir" | "haskell";
 
 /** A definition found in one file, before cross-file resolution. */
 export interface RawDef {
@@ -39,6 +39,8 @@ export interface RawImport {
   names: { name: string; alias: string }[];
   /** Local alias of a whole-module import (`import numpy as np` → np; Go `h "net/http"` → h). */
   alias?: string;
+  /** The import binds only its alias, none of the module's names unqualified (Haskell's `import qualified`). */
+  qualified?: boolean;
   line: number;
 }
 

@@ -95,7 +95,11 @@ export interface LanguageSpec {
   fileStruct?: boolean;
   /** The local name a whole-module import binds when it names no alias (Go `net/http` → `http`). */
   defaultAlias?(spec: string): string | undefined;
-  /** A definition's signature when the grammar marks no body to cut at (Elixir's `def f(x), do: …` is one call). */
+  /**
+   * A definition's signature when the grammar marks no body to cut at (Elixir's `def f(x), do: …` is
+   * one call) or it is no head of the definition's text (Haskell's type signature, or an equation's
+   * head before its `=`): the extractor's cut at the body is the default.
+   */
   signature?(def: TSNode): string;
   /** Whether a captured call is one (Elixir writes a def's head and a typespec as calls); default: every capture is. */
   isCall?(call: TSNode): boolean;

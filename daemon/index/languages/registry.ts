@@ -6,6 +6,7 @@ import { csharp } from "./csharp.js";
 import { dart } from "./dart.js";
 import { elixir } from "./elixir.js";
 import { go } from "./go.js";
+import { haskell } from "./haskell.js";
 import { java } from "./java.js";
 import { kotlin } from "./kotlin.js";
 import { lua } from "./lua.js";
@@ -21,7 +22,7 @@ import { javascript, tsx, typescript } from "./typescript.js";
 import { zig } from "./zig.js";
 
 /** Every language the built-in graph backend understands. Adding one is adding a file and a line here. */
-export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, zig, elixir];
+export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, go, rust, java, c, cpp, ruby, php, csharp, kotlin, swift, scala, lua, dart, bash, zig, elixir, haskell];
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);

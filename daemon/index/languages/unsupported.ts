@@ -10,7 +10,6 @@ export const UNSUPPORTED_SOURCE: Record<string, string> = {
   ".zsh": "Shell",
   ".erl": "Erlang",
   ".hrl": "Erlang",
-  ".hs": "Haskell",
   ".lhs": "Haskell",
   ".fs": "F#",
   ".fsx": "F#",

@@ -15,8 +15,8 @@ const TREES = [
   { name: "python", root: "/usr/lib/python3.11", dirs: ["email", "json", "http", "logging", "importlib", "concurrent", "urllib", "collections"] },
   { name: "typescript", root: repo, dirs: ["daemon", "shared", "client", "hooks"] },
   // C and C++ (includes, out-of-class methods joining a class of an included header) beside express's
-  // JavaScript, Mustermann's Ruby (require, modules nesting classes, inherited methods), PSR-3's PHP (use, namespaces, traits) Json.NET's C# (using, namespaces, overloads) and gesture-handler's Kotlin (packages, objects, companions, extension functions) and Capacitor camera's Swift (module imports, extensions) and flutter-skill's Dart (relative imports, bodies beside signatures).
-  { name: "c, c++, javascript, ruby, php, c#, kotlin, swift, scala, lua, dart and shell", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express", "ruby-mustermann", "php-psr-log", "csharp-newtonsoft-bson", "kotlin-gesture-handler", "swift-capacitor-camera", "scala-sys-process", "lua-penlight", "dart-flutter-skill", "bash-bats"] },
+  // JavaScript, Mustermann's Ruby (require, modules nesting classes, inherited methods), PSR-3's PHP (use, namespaces, traits) Json.NET's C# (using, namespaces, overloads) and gesture-handler's Kotlin (packages, objects, companions, extension functions) and Capacitor camera's Swift (module imports, extensions) and flutter-skill's Dart (relative imports, bodies beside signatures) and vision-camera's Kotlin beside Java (one family: imports, calls and file classes across the two).
+  { name: "c, c++, javascript, ruby, php, c#, kotlin, swift, scala, lua, dart, shell, kotlin with java", root: path.join(repo, "test/fixtures/trees"), dirs: ["c-argon2", "cpp-bcrypt", "cpp-node-tree-sitter", "js-express", "ruby-mustermann", "php-psr-log", "csharp-newtonsoft-bson", "kotlin-gesture-handler", "swift-capacitor-camera", "scala-sys-process", "lua-penlight", "dart-flutter-skill", "bash-bats", "jvm-vision-camera"] },
 ];
 
 function sources(root: string, dirs: string[]): Map<string, string> {

@@ -35,6 +35,8 @@ export interface ProjectView {
 export interface LanguageSpec {
   id: LanguageId;
   extensions: string[];
+  /** Interpreters naming the language on the `#!` line of a script without an extension (`python3.11` counts as `python`). */
+  interpreters?: string[];
   /** The grammar: a file name in @vscode/tree-sitter-wasm/wasm, or a package path to a `.wasm` (pin that package's version). */
   grammar: string;
   query: string;

@@ -26,6 +26,8 @@
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
 #                  hashing), from the orig tarball of Debian's source package scala, with its licence.
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
+#   rbenv          rbenv 1.1.2 in bash (libexec: one script per command, without extensions), Debian
+#                  package rbenv, with its copyright file.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #
@@ -52,6 +54,7 @@ CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
+RBENV_VERSION="1.1.2-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -157,6 +160,8 @@ fetch_monolog() { fetch_deb_dir monolog php-monolog "$MONOLOG_VERSION" src src/M
 
 fetch_penlight() { fetch_deb_dir lua-penlight lua-penlight "$PENLIGHT_VERSION" pl pl usr/share/lua/5.4/pl; }
 
+fetch_rbenv() { fetch_deb_dir rbenv rbenv "$RBENV_VERSION" libexec libexec usr/lib/rbenv/libexec; }
+
 # deb_orig PACKAGE VERSION DIR: the upstream tarball of Debian's source package, unpacked in DIR
 # (through a private deb-src list: the machine's apt configuration is not touched).
 deb_orig() {
@@ -227,7 +232,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill rbenv); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -241,3 +246,4 @@ if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
+if want rbenv; then fetch_rbenv; summary rbenv sh; fi

@@ -36,16 +36,27 @@ describe("Kotlin and Java together (react-native-vision-camera)", () => {
     expect(edge(`${VC}/frameprocessor/VisionCameraScheduler.java`, `${VC}/core/CameraQueues.kt`, "imports")).toBe(true);
   });
 
-  it("reaches a Kotlin file's top-level functions through its JVM class (FooKt, @file:JvmName)", async () => {
+  it("reaches a Kotlin file's top-level functions through its JVM class (FooKt, @file:JvmName, View_SizesKt), and companions and objects through Companion and INSTANCE", async () => {
     const { edge } = await builtProject({
       "src/main/kotlin/app/util/Strings.kt": "package app.util\n\nfun slugify(title: String): String = title.lowercase().replace(' ', '-')\n",
       "src/main/kotlin/app/util/Paths.kt": '@file:JvmName("PathTools")\npackage app.util\n\nfun joinSegments(a: String, b: String): String = "$a/$b"\n',
+      "src/main/kotlin/app/util/Slug.kt": "package app.util\n\nclass Slug(val text: String) {\n  companion object {\n    fun parse(s: String): Slug = Slug(s)\n  }\n}\n",
+      "src/main/kotlin/app/util/Route.kt": "package app.util\n\nobject Route {\n  fun parse(s: String): List<String> = s.split('/')\n}\n",
+      "src/main/kotlin/app/util/View+Sizes.kt": "package app.util\n\nfun dpToPx(dp: Int): Int = dp * 2\n",
+      // The same names elsewhere: only the file class tells which one a call means.
+      "src/main/java/app/legacy/Text.java":
+        "package app.legacy;\n\npublic class Text {\n  static String slugify(String s) { return s; }\n  static String joinSegments(String a, String b) { return a + b; }\n  static int dpToPx(int dp) { return dp; }\n}\n",
       "src/main/java/app/web/Page.java":
-        "package app.web;\n\nimport app.util.StringsKt;\nimport app.util.PathTools;\n\npublic class Page {\n  String url(String title) {\n    return PathTools.joinSegments(\"/pages\", StringsKt.slugify(title));\n  }\n}\n",
+        "package app.web;\n\nimport app.util.StringsKt;\nimport app.util.PathTools;\nimport app.util.View_SizesKt;\nimport app.util.Slug;\nimport app.util.Route;\n\npublic class Page {\n  Object parts(String url) {\n    return Route.INSTANCE.parse(Slug.Companion.parse(url).getText());\n  }\n\n  String url(String title) {\n    return PathTools.joinSegments(\"/pages\", StringsKt.slugify(title));\n  }\n\n  int margin() {\n    return View_SizesKt.dpToPx(8);\n  }\n}\n",
     });
     const page = "src/main/java/app/web/Page.java";
     expect(edge(page, "src/main/kotlin/app/util/Strings.kt", "imports")).toBe(true);
     expect(edge(`${page}::Page.url`, "src/main/kotlin/app/util/Strings.kt::slugify")).toBe(true);
     expect(edge(`${page}::Page.url`, "src/main/kotlin/app/util/Paths.kt::joinSegments")).toBe(true);
+    // A character no Java name holds becomes "_": View+Sizes.kt is View_SizesKt.
+    expect(edge(`${page}::Page.margin`, "src/main/kotlin/app/util/View+Sizes.kt::dpToPx")).toBe(true);
+    // Slug.Companion.parse() and Route.INSTANCE.parse(): two functions named parse, told apart by their class.
+    expect(edge(`${page}::Page.parts`, "src/main/kotlin/app/util/Slug.kt::Slug.parse")).toBe(true);
+    expect(edge(`${page}::Page.parts`, "src/main/kotlin/app/util/Route.kt::Route.parse")).toBe(true);
   });
 });

@@ -71,7 +71,9 @@ function fileClass(root: TSNode, file: string): string | undefined {
     }
   }
   const m = file.match(/([^/]+)\.kt$/);
-  return m ? `${m[1][0].toUpperCase()}${m[1].slice(1)}Kt` : undefined;
+  // Characters no Java name holds become "_" (`View+Sizes.kt` → `View_SizesKt`).
+  const name = m?.[1].replace(/[^\w$]/g, "_");
+  return name ? `${name[0].toUpperCase()}${name.slice(1)}Kt` : undefined;
 }
 
 function packageName(root: TSNode): string | undefined {

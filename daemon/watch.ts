@@ -5,7 +5,7 @@ import ignore, { type Ignore } from "ignore";
 import type { ResolvedConfig } from "../shared/config.js";
 import { log } from "../shared/log.js";
 import { hasIndex, leadsOutside } from "../shared/paths.js";
-import { languageForPath } from "./index/languages/registry.js";
+import { isScriptName, languageForPath, languageOfScript } from "./index/languages/registry.js";
 import { ALWAYS_EXCLUDED_DIRS, isSettingsPath, makePathFilter } from "./index/walk.js";
 
 /** What the watcher needs from the engine. */
@@ -106,7 +106,8 @@ export function makeWatchIgnore(cfg: ResolvedConfig): { ignored: (abs: string, s
     }
     if (isDir) return filter.dirExcluded(rel, path.dirname(abs)) || gitignored(rel, true);
     if (isSettingsPath(rel)) return false;
-    if (!languageForPath(base)) return true; // temp files of atomic saves, docs, assets
+    // Temp files of atomic saves, docs, assets; a file without an extension may be a script (`bin/deploy`): the build reads its `#!`.
+    if (!languageForPath(base) && !isScriptName(base)) return true;
     return filter.fileExcluded(rel) || gitignored(rel, false);
   };
   return {
@@ -198,6 +199,9 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       gitignoreChanged(rel);
       pending.add(rel); // a changed ignore list can add or drop files: rebuild
     } else if (isSettingsPath(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
+    // A file without an extension that is a script now, or is gone (it may have been one). Not a
+    // file that lost its `#!` line: it stays indexed until the next full build.
+    else if (isScriptName(base) && (languageOfScript(abs) || !fs.existsSync(abs))) pending.add(rel);
     else return;
     target.markChanged();
     if (!firstEventAt) firstEventAt = Date.now();

@@ -24,7 +24,7 @@ const opt = (name) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const setFiles = args.flatMap((a, i) => (args[i - 1] === "--questions" ? [path.resolve(a)] : []));
-const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json", "languages-ruby.json", "languages-php.json", "languages-csharp.json", "languages-kotlin.json", "languages-swift.json", "languages-scala.json", "languages-lua.json", "languages-dart.json", "languages-zig.json", "languages-elixir.json", "languages-haskell.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
+const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json", "languages-ruby.json", "languages-php.json", "languages-csharp.json", "languages-kotlin.json", "languages-swift.json", "languages-scala.json", "languages-lua.json", "languages-dart.json", "languages-zig.json", "languages-elixir.json", "languages-haskell.json", "languages-bash.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
   const spec = JSON.parse(fs.readFileSync(file, "utf8"));
   return { name: path.basename(file, ".json"), spec };
 });

@@ -26,6 +26,8 @@
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
 #                  hashing), from the orig tarball of Debian's source package scala, with its licence.
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
+#   rbenv          rbenv 1.1.2 in bash (libexec: one script per command, without extensions), Debian
+#                  package rbenv, with its copyright file.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #   zig-std        json, http, hash, Uri.zig and base64.zig of the Zig 0.11.0 standard library (lib/std,
@@ -62,6 +64,7 @@ FLUTTER_SKILL_VERSION="0.9.36"
 ZIG_VERSION="0.11.0"
 ELIXIR_VERSION="1.14.0.dfsg-2"
 OPTPARSE_VERSION="0.16.1.0-1"
+RBENV_VERSION="1.1.2-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -166,6 +169,8 @@ fetch_rack() { fetch_deb_dir rack ruby-rack "$RACK_VERSION" lib lib 'usr/share/r
 fetch_monolog() { fetch_deb_dir monolog php-monolog "$MONOLOG_VERSION" src src/Monolog usr/share/php/Monolog; }
 
 fetch_penlight() { fetch_deb_dir lua-penlight lua-penlight "$PENLIGHT_VERSION" pl pl usr/share/lua/5.4/pl; }
+
+fetch_rbenv() { fetch_deb_dir rbenv rbenv "$RBENV_VERSION" libexec libexec usr/lib/rbenv/libexec; }
 
 # deb_orig PACKAGE VERSION DIR: the upstream tarball of Debian's source package, unpacked in DIR
 # (through a private deb-src list: the machine's apt configuration is not touched).
@@ -275,7 +280,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit optparse-applicative); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit optparse-applicative rbenv); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -292,3 +297,4 @@ if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
 if want zig-std; then fetch_zig_std; summary zig-std zig; fi
 if want elixir-exunit; then fetch_elixir_exunit; summary elixir-exunit ex; fi
 if want optparse-applicative; then fetch_optparse; summary optparse-applicative hs; fi
+if want rbenv; then fetch_rbenv; summary rbenv sh; fi

@@ -24,7 +24,7 @@ import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
 /** Version of what a build derives from the files; an index of another version is rebuilt whole. */
-export const INDEX_VERSION = "3";
+export const INDEX_VERSION = "4";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";
@@ -533,7 +533,7 @@ async function resolveChanges(a: {
   // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten.
   const moved = [...new Set([...delta.parentUpdates.keys()].map((id) => resolver!.fileOf(id)!))].filter((p) => !touched.has(p));
   if (moved.length) {
-    const texts = moved.map((p) => ({ path: p, language: languageForPath(p)!.id, source: indexedText(fs.readFileSync(`${a.cfg.root}/${p}`, "utf8"), p, a.redact) }));
+    const texts = moved.map((p) => ({ path: p, language: (a.previous.get(p)?.language ?? languageForPath(p)!.id) as FileExtract["language"], source: indexedText(fs.readFileSync(`${a.cfg.root}/${p}`, "utf8"), p, a.redact) }));
     for (const ex of (await a.pool.extractAll(texts)).extracts) {
       nodes.push(...resolver.recordsOf(ex));
       touched.add(ex.path);

@@ -200,6 +200,7 @@ export class Extractor {
       path: filePath,
       language: spec.id,
       packageName: spec.packageName?.(root, filePath),
+      fileClass: spec.fileClass?.(root, filePath),
       moduleDoc: spec.moduleDoc(root).slice(0, DOC_CAP),
       lineCount: root.endPosition.row + 1,
       defs,

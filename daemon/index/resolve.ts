@@ -344,7 +344,11 @@ export class GraphResolver {
       const recv = d.receiverType ? goReceiverVar(d) : undefined;
       if (recv) st.receiverVars.set(i, recv);
     });
+    // The file's JVM class (Kotlin `StringsKt`) stands for the file: `StringsKt.f()` is `fileTop(file, f)`.
+    const fileClass = ex.fileClass && !st.topLevel.has(ex.fileClass) ? ex.fileClass : undefined;
+    if (fileClass) st.topLevel.set(fileClass, ex.path);
     const prints = new Map<string, { text: string; parents: string[] }>();
+    if (fileClass) prints.set(fileClass, { text: `${ex.path}|module;`, parents: [] });
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
@@ -520,7 +524,7 @@ export class GraphResolver {
       const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
       const caller = ex.defs[c.caller];
       let target: string | undefined;
-      const recv = c.receiver;
+      const recv = (c.receiver && fi.spec.typeReceiver?.(c.receiver)) || c.receiver;
       if (!recv) {
         const t = implicitSelf ? this.enclosingType(callerId) : undefined;
         target = (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name);

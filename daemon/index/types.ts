@@ -49,6 +49,8 @@ export interface FileExtract {
   language: LanguageId;
   /** Go package name, Java package, Python module path: what other files use to reach this one. */
   packageName?: string;
+  /** The class the family sees the file's top-level functions in (Kotlin `StringsKt`): see `LanguageSpec.fileClass`. */
+  fileClass?: string;
   moduleDoc: string;
   lineCount: number;
   defs: RawDef[];

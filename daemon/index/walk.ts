@@ -4,7 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CONFIG_FILE_NAME, leadsOutside } from "../../shared/paths.js";
-import { languageForPath, unsupportedExtension } from "./languages/registry.js";
+import { isScriptName, languageForPath, languageOfScript, unsupportedExtension } from "./languages/registry.js";
 import type { LanguageSpec } from "./languages/language.js";
 import { TS_CONFIG_NAMES } from "./ts-paths.js";
 
@@ -127,7 +127,12 @@ export function discover(cfg: ResolvedConfig): Discovery {
         const own = loadGitignore(abs, rel);
         walk(abs, rel, own ? [...ignores, own] : ignores);
       } else if (isFile) {
-        const language = languageForPath(e.name);
+        let language = languageForPath(e.name);
+        if (!language && isScriptName(e.name)) {
+          // Read only once the rules keep it; an excluded file without an extension is no known source file.
+          if (filter.fileExcluded(rel) || isIgnored(ignores, rel, false)) continue;
+          language = languageOfScript(abs);
+        }
         if (!language) {
           const ext = unsupportedExtension(e.name);
           if (ext && !filter.fileExcluded(rel) && !isIgnored(ignores, rel, false)) unsupported[ext] = (unsupported[ext] ?? 0) + 1;
@@ -166,8 +171,10 @@ export function discover(cfg: ResolvedConfig): Discovery {
  * which files changed (a watch batch) and need not walk the tree.
  */
 export function checkFile(cfg: ResolvedConfig, rel: string): { file: Candidate } | { skipped: Skipped } | undefined {
-  const language = languageForPath(rel.slice(rel.lastIndexOf("/") + 1));
-  if (!language) return undefined;
+  const base = rel.slice(rel.lastIndexOf("/") + 1);
+  let language = languageForPath(base);
+  const script = !language && isScriptName(base);
+  if (!language && !script) return undefined;
   const filter = makePathFilter(cfg);
   const parts = rel.split("/");
   const ignores: { base: string; ig: Ignore }[] = [];
@@ -178,8 +185,8 @@ export function checkFile(cfg: ResolvedConfig, rel: string): { file: Candidate }
     const own = loadGitignore(dirAbs, dirRel);
     if (own) ignores.push(own);
   }
-  if (filter.fileExcluded(rel)) return { skipped: { path: rel, reason: "excluded" } };
-  if (isIgnored(ignores, rel, false)) return { skipped: { path: rel, reason: "gitignored" } };
+  if (filter.fileExcluded(rel)) return script ? undefined : { skipped: { path: rel, reason: "excluded" } };
+  if (isIgnored(ignores, rel, false)) return script ? undefined : { skipped: { path: rel, reason: "gitignored" } };
   const abs = path.join(cfg.root, rel);
   let st: fs.Stats;
   try {
@@ -194,6 +201,8 @@ export function checkFile(cfg: ResolvedConfig, rel: string): { file: Candidate }
     return code === "ENOENT" || code === "ENOTDIR" ? undefined : { skipped: { path: rel, reason: "unreadable", detail: code } };
   }
   if (!st.isFile()) return undefined;
+  language ??= languageOfScript(abs);
+  if (!language) return undefined;
   if (st.size > cfg.build.maxFileBytes) return { skipped: { path: rel, reason: "too_large", detail: `${st.size} bytes > ${cfg.build.maxFileBytes}` } };
   return { file: { path: rel, abs, size: st.size, mtimeMs: st.mtimeMs, language } };
 }

@@ -59,6 +59,14 @@ describe("watcher", () => {
     expect(hit.file_path).toBe("..weird.py");
   });
 
+  it("indexes a new script without an extension by its #! line", async () => {
+    const root = await builtProject();
+    fs.mkdirSync(path.join(root, "tools"));
+    fs.writeFileSync(path.join(root, "tools/reindex"), '#!/usr/bin/env python3\n\ndef reindex_orders_fn(store):\n    """Rebuild the order index."""\n    return store\n');
+    const hit = await waitFor("reindex_orders_fn in search", async () => (await search(root, "reindex_orders_fn")).find((h) => h.name === "reindex_orders_fn"), 8000, 100);
+    expect(hit.file_path).toBe("tools/reindex");
+  });
+
   it("after a build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
     const files: Record<string, string> = { "pkg/__init__.py": "" };
     for (let i = 0; i < 1100; i++) files[`pkg/m${i}.py`] = i ? `from pkg.m${i - 1} import f${i - 1}\n\n\ndef f${i}():\n    return f${i - 1}()\n` : "def f0():\n    return 0\n";

@@ -54,6 +54,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
 export const bash: LanguageSpec = {
   id: "bash",
   extensions: [".sh", ".bash"],
+  interpreters: ["sh", "bash", "dash", "ash", "ksh"],
   grammar: "tree-sitter-bash.wasm",
   query: QUERY,
   // shellcheck directives above a function are not its documentation.

@@ -95,6 +95,7 @@ function bodyAfter(def: TSNode): TSNode | undefined {
 export const dart: LanguageSpec = {
   id: "dart",
   extensions: [".dart"],
+  interpreters: ["dart"],
   // tree-sitter-dart as built to wasm by @repomix/tree-sitter-wasms (pinned), like Swift's grammar.
   grammar: "@repomix/tree-sitter-wasms/out/tree-sitter-dart.wasm",
   query: QUERY,

@@ -56,6 +56,26 @@ function receiverType(def: TSNode): string | undefined {
   return t ? bareTypeName(t.text) : undefined;
 }
 
+/**
+ * The JVM class of the file's top-level functions: `@file:JvmName("X")`, else the file's name with
+ * `Kt` (`strings.kt` → `StringsKt`), as Java code calls them. Scripts (`.kts`) compile to no such class.
+ */
+function fileClass(root: TSNode, file: string): string | undefined {
+  for (const a of root.namedChildren) {
+    if (a?.type !== "file_annotation") continue;
+    for (const inv of a.namedChildren) {
+      if (inv?.type === "constructor_invocation" && inv.namedChildren[0]?.text === "JvmName") {
+        const name = inv.descendantsOfType("string_content")[0]?.text;
+        if (name) return name;
+      }
+    }
+  }
+  const m = file.match(/([^/]+)\.kt$/);
+  // Characters no Java name holds become "_" (`View+Sizes.kt` → `View_SizesKt`).
+  const name = m?.[1].replace(/[^\w$]/g, "_");
+  return name ? `${name[0].toUpperCase()}${name.slice(1)}Kt` : undefined;
+}
+
 function packageName(root: TSNode): string | undefined {
   return root.namedChildren.find((c) => c?.type === "package_header")?.namedChildren[0]?.text.replace(/\s+/g, "");
 }
@@ -70,9 +90,12 @@ export const kotlin: LanguageSpec = {
   imports: importsOf,
   receiverType,
   packageName,
+  fileClass,
   moduleDoc: (root) => fileComment(root),
   selfNames: ["this"],
   implicitSelf: true,
+  // Kotlin, Java and Scala code calls each other's classes directly.
+  family: "jvm",
   // Files of one package (one directory, by convention) see each other's top-level names.
   directoryScope: true,
   globImports: true,

@@ -36,6 +36,8 @@ export interface ProjectView {
 export interface LanguageSpec {
   id: LanguageId;
   extensions: string[];
+  /** Interpreters naming the language on the `#!` line of a script without an extension (`python3.11` counts as `python`). */
+  interpreters?: string[];
   /** The grammar: a file name in @vscode/tree-sitter-wasm/wasm, or a package path to a `.wasm` (pin that package's version). */
   grammar: string;
   query: string;
@@ -49,13 +51,20 @@ export interface LanguageSpec {
   receiverType?(def: TSNode): string | undefined;
   /** The package or module name other files use for this file. */
   packageName?(root: TSNode, path: string): string | undefined;
+  /**
+   * The class other languages of the family see a file's top-level functions in (Kotlin's
+   * `Strings.kt` → `StringsKt`): a name of the file's package standing for the file itself.
+   */
+  fileClass?(root: TSNode, path: string): string | undefined;
+  /** A call's receiver written as an accessor of a type, as the type's name (Java's `Foo.Companion` of a Kotlin class → `Foo`). */
+  typeReceiver?(receiver: string): string | undefined;
   /** Module-level documentation. */
   moduleDoc(root: TSNode): string;
   /** Receiver words meaning "this object". */
   selfNames: string[];
   /** A bare call inside a class may name a method of the class (Java's `label()` for `this.label()`). */
   implicitSelf?: boolean;
-  /** Languages whose code calls each other directly share a family (TS, TSX and JS); default: the id. */
+  /** Languages whose code calls each other directly share a family (TS, TSX and JS; Java, Kotlin and Scala); default: the id. */
   family?: string;
   /** Files of one directory share their top-level names without imports (a Go or Java package). */
   directoryScope?: boolean;

@@ -133,6 +133,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
 export const lua: LanguageSpec = {
   id: "lua",
   extensions: [".lua"],
+  interpreters: ["lua", "luajit"],
   grammar: "@tree-sitter-grammars/tree-sitter-lua/tree-sitter-lua.wasm",
   query: QUERY,
   docstring: (def) => docOf(def),

@@ -108,6 +108,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
 export const php: LanguageSpec = {
   id: "php",
   extensions: [".php"],
+  interpreters: ["php"],
   grammar: "tree-sitter-php.wasm",
   query: QUERY,
   docstring: (def) => leadingComment(def),

@@ -88,6 +88,7 @@ function absoluteModule(spec: string, from: FileExtract): string {
 export const python: LanguageSpec = {
   id: "python",
   extensions: [".py", ".pyi"],
+  interpreters: ["python", "pypy"],
   grammar: "tree-sitter-python.wasm",
   query: QUERY,
   docstring: (def) => blockDocstring(def.childForFieldName("body")),

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import type { LanguageId } from "../types.js";
 import { bash } from "./bash.js";
@@ -26,10 +27,46 @@ export const LANGUAGES: LanguageSpec[] = [python, typescript, tsx, javascript, g
 
 const byExt = new Map<string, LanguageSpec>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExt.set(e, l);
+const byInterpreter = new Map<string, LanguageSpec>();
+for (const l of LANGUAGES) for (const i of l.interpreters ?? []) byInterpreter.set(i, l);
 
 export function languageForPath(p: string): LanguageSpec | undefined {
   if (p.endsWith(".d.ts")) return undefined; // declarations duplicate the implementation's symbols
   return byExt.get(path.extname(p).toLowerCase());
+}
+
+/** Whether a file's language is told by its `#!` line rather than its name: it has no extension (`bin/deploy`). */
+export function isScriptName(p: string): boolean {
+  const base = path.posix.basename(p);
+  return !base.startsWith(".") && path.extname(base) === "";
+}
+
+/**
+ * The language a `#!` line names: `#!/bin/bash`, `#!/usr/bin/env python3`, `#!/usr/bin/env -S node --flag`
+ * (env's options and `VAR=value` skipped; a version suffix dropped: `python3.11`, `lua5.4`).
+ */
+export function languageOfShebang(line: string): LanguageSpec | undefined {
+  const m = line.match(/^#!\s*(\S+)(.*)$/);
+  if (!m) return undefined;
+  let cmd = path.posix.basename(m[1]);
+  if (cmd === "env") cmd = path.posix.basename(m[2].trim().split(/\s+/).find((w) => w && !w.startsWith("-") && !w.includes("=")) ?? "");
+  return byInterpreter.get(cmd.replace(/[\d.]+$/, ""));
+}
+
+/** The language of a script without an extension, from its first line (256 bytes read; none for a binary file). */
+export function languageOfScript(abs: string): LanguageSpec | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(abs, "r");
+    const buf = Buffer.alloc(256);
+    const head = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
+    if (head[0] !== 0x23 || head[1] !== 0x21 || head.includes(0)) return undefined; // "#!", no NUL
+    return languageOfShebang(head.toString("utf8").split("\n", 1)[0].trimEnd());
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }
 
 /** The extension of a source file in a known language that no registered language reads (`.m` → Objective-C). */

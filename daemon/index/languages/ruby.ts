@@ -102,6 +102,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
 export const ruby: LanguageSpec = {
   id: "ruby",
   extensions: [".rb", ".rake"],
+  interpreters: ["ruby"],
   grammar: "tree-sitter-ruby.wasm",
   query: QUERY,
   docstring,

@@ -93,6 +93,7 @@ export const scala: LanguageSpec = {
   moduleDoc: (root) => fileComment(root, HEADER, new Set(["package_clause"])),
   selfNames: ["this"],
   implicitSelf: true,
+  family: "jvm",
   // Files of one package (one directory, by convention) see each other's top-level names.
   directoryScope: true,
   globImports: true,

@@ -151,6 +151,7 @@ const common = { docstring, bases, imports: importsOf, moduleDoc, receiverType, 
 export const typescript: LanguageSpec = {
   id: "typescript",
   extensions: [".ts", ".mts", ".cts"],
+  interpreters: ["ts-node", "tsx", "deno"],
   grammar: "tree-sitter-typescript.wasm",
   query: TS_QUERY,
   ...common,
@@ -167,6 +168,7 @@ export const tsx: LanguageSpec = {
 export const javascript: LanguageSpec = {
   id: "javascript",
   extensions: [".js", ".jsx", ".mjs", ".cjs"],
+  interpreters: ["node", "nodejs"],
   grammar: "tree-sitter-javascript.wasm",
   query: JS_QUERY,
   ...common,

@@ -5,7 +5,10 @@ import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type Proj
 /**
  * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the
  * file's package: `using N;` makes the types of namespace N visible, and types of one directory
- * (one namespace, by convention) see each other.
+ * (one namespace, by convention) see each other. Members with code are methods: properties whose
+ * accessors have bodies (`get { … }`, `get => …`) or `=> expression`, indexers (named `this`) and
+ * events with `add`/`remove`. An auto-property (`{ get; set; }`) is state, like a field: it stays
+ * part of its type. Delegates are types.
  */
 const QUERY = `
 (class_declaration name: (identifier) @name) @def.class
@@ -15,6 +18,12 @@ const QUERY = `
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
+(property_declaration name: (identifier) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
+(property_declaration name: (identifier) @name value: (arrow_expression_clause)) @def.method
+(indexer_declaration "this" @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
+(indexer_declaration "this" @name value: (arrow_expression_clause)) @def.method
+(event_declaration name: (identifier) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
+(delegate_declaration name: (identifier) @name) @def.type
 (invocation_expression function: [(identifier) @call.name (generic_name (identifier) @call.name)]) @call
 (invocation_expression function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call.name (generic_name (identifier) @call.name)]) (#not-eq? @call.receiver "base")) @call
 (object_creation_expression type: [(identifier) @call.name (generic_name (identifier) @call.name) (qualified_name name: [(identifier) @call.name (generic_name (identifier) @call.name)])]) @call

@@ -3,12 +3,18 @@ import type { FileExtract, RawImport } from "../types.js";
 import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
+ * Accessors that do work: a call, `new X(…)` or a control statement (`if (`, `foreach (`), i.e. a word
+ * or `>` before `(`. Accessors that only read or write state (`get { return _x ?? Default; }`,
+ * `set { _x = value; }`) make the property state, like an auto-property.
+ */
+const WORK = "[A-Za-z0-9_>] *[(]";
+
+/**
  * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the
  * file's package: `using N;` makes the types of namespace N visible, and types of one directory
- * (one namespace, by convention) see each other. Members with code are methods: properties whose
- * accessors have bodies (`get { … }`, `get => …`) or `=> expression`, indexers (named `this`) and
- * events with `add`/`remove`. An auto-property (`{ get; set; }`) is state, like a field: it stays
- * part of its type. Delegates are types.
+ * (one namespace, by convention) see each other. Properties and indexers (named `this`) whose
+ * accessors do work (see WORK) are methods; an auto-property (`{ get; set; }`) or one whose accessors
+ * only read and write fields is state, like a field: it stays part of its type. Delegates are types.
  */
 const QUERY = `
 (class_declaration name: (identifier) @name) @def.class
@@ -18,11 +24,8 @@ const QUERY = `
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
-(property_declaration name: (identifier) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
-(property_declaration name: (identifier) @name value: (arrow_expression_clause)) @def.method
-(indexer_declaration "this" @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
-(indexer_declaration "this" @name value: (arrow_expression_clause)) @def.method
-(event_declaration name: (identifier) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.method
+(property_declaration name: (identifier) @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
+(indexer_declaration "this" @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
 (delegate_declaration name: (identifier) @name) @def.type
 (invocation_expression function: [(identifier) @call.name (generic_name (identifier) @call.name)]) @call
 (invocation_expression function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call.name (generic_name (identifier) @call.name)]) (#not-eq? @call.receiver "base")) @call

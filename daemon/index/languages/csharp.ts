@@ -15,7 +15,12 @@ const WORK = "[A-Za-z0-9_>] *[(]";
  * (one namespace, by convention) see each other. Properties and indexers (named `this`) whose
  * accessors do work (see WORK) are methods; an auto-property (`{ get; set; }`) or one whose accessors
  * only read and write fields is state, like a field: it stays part of its type. Delegates are types.
+ * Typed locals and fields (`var p = new DateTimeParser()`, `private readonly BsonBinaryWriter _writer;`)
+ * give calls on them their type as receiver (`p.Parse()` → `DateTimeParser.Parse`).
  */
+/** A named type as written (`X`, `X<T>`, `N.X<T>`), its last name captured. */
+const TYPE = "[(identifier) @local.type (generic_name (identifier) @local.type) (qualified_name name: [(identifier) @local.type (generic_name (identifier) @local.type)])]";
+
 const QUERY = `
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
@@ -27,6 +32,8 @@ const QUERY = `
 (property_declaration name: (identifier) @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
 (indexer_declaration "this" @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
 (delegate_declaration name: (identifier) @name) @def.type
+(variable_declaration type: ${TYPE} (variable_declarator name: (identifier) @local.name))
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @local.name (object_creation_expression type: ${TYPE})))
 (invocation_expression function: [(identifier) @call.name (generic_name (identifier) @call.name)]) @call
 (invocation_expression function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call.name (generic_name (identifier) @call.name)]) (#not-eq? @call.receiver "base")) @call
 (object_creation_expression type: [(identifier) @call.name (generic_name (identifier) @call.name) (qualified_name name: [(identifier) @call.name (generic_name (identifier) @call.name)])]) @call

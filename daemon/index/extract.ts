@@ -74,8 +74,10 @@ export class Extractor {
     // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
     const defined = new Map<number, { pattern: number; at: number }>();
     const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
+    const locals: { start: number; name: string; type: string }[] = [];
     for (const m of query.matches(root)) {
       let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
+      let localName: TSNode | undefined, localType: TSNode | undefined;
       for (const c of m.captures) {
         if (c.name.startsWith("def.")) {
           def = c.node;
@@ -84,8 +86,12 @@ export class Extractor {
         else if (c.name === "call") call = c.node;
         else if (c.name === "call.name") callName = c.node;
         else if (c.name === "call.receiver") receiver = c.node;
+        else if (c.name === "local.name") localName = c.node;
+        else if (c.name === "local.type") localType = c.node;
       }
-      if (def && kind && name) {
+      if (localName && localType) {
+        locals.push({ start: localName.startIndex, name: localName.text, type: localType.text });
+      } else if (def && kind && name) {
         if (spec.declarationOnly?.(def)) continue;
         const n = kind === "impl" ? implName(name.text) : name.text;
         const body = spec.bodyAfter?.(def);
@@ -178,6 +184,21 @@ export class Extractor {
       if (target) target.bases.push(...traits);
     }
 
+    // Typed variables by the definition declaring them (-1: the file): a call on one names its type.
+    const typed = new Map<number, Map<string, string>>();
+    for (const l of locals) {
+      const owner = innermost(ownerAt, l.start);
+      let names = typed.get(owner);
+      if (!names) typed.set(owner, (names = new Map()));
+      names.set(l.name, l.type);
+    }
+    const typeOf = (caller: number, name: string): string | undefined => {
+      for (let i = caller; ; i = defs[i].parent) {
+        const t = typed.get(i)?.get(name);
+        if (t || i < 0) return t;
+      }
+    };
+
     const calls: RawCall[] = [];
     callSites.sort((a, b) => a.start - b.start);
     const open: { end: number; index: number }[] = [];
@@ -193,7 +214,8 @@ export class Extractor {
           break;
         }
       }
-      calls.push({ caller, name: c.name, receiver: c.receiver, line: c.line });
+      const receiver = c.receiver && typed.size ? (typeOf(caller, c.receiver) ?? c.receiver) : c.receiver;
+      calls.push({ caller, name: c.name, receiver, line: c.line });
     }
 
     return {
@@ -209,6 +231,19 @@ export class Extractor {
       tokens: countTokens(source),
     };
   }
+}
+
+/** The innermost definition spanning `pos` (definitions sorted by start, nested or disjoint), or -1. */
+function innermost(owners: { start: number; end: number; index: number }[], pos: number): number {
+  let lo = 0;
+  let hi = owners.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (owners[mid].start <= pos) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo - 1; i >= 0; i--) if (owners[i].end > pos) return owners[i].index;
+  return -1;
 }
 
 function implName(text: string): string {

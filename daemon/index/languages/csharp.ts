@@ -3,10 +3,24 @@ import type { FileExtract, RawImport } from "../types.js";
 import { bareTypeName, fileComment, leadingComment, type LanguageSpec, type ProjectView } from "./language.js";
 
 /**
+ * Accessors that do work: a call, `new X(…)` or a control statement (`if (`, `foreach (`), i.e. a word
+ * or `>` before `(`. Accessors that only read or write state (`get { return _x ?? Default; }`,
+ * `set { _x = value; }`) make the property state, like an auto-property.
+ */
+const WORK = "[A-Za-z0-9_>] *[(]";
+
+/**
  * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the
  * file's package: `using N;` makes the types of namespace N visible, and types of one directory
- * (one namespace, by convention) see each other.
+ * (one namespace, by convention) see each other. Properties and indexers (named `this`) whose
+ * accessors do work (see WORK) are methods; an auto-property (`{ get; set; }`) or one whose accessors
+ * only read and write fields is state, like a field: it stays part of its type. Delegates are types.
+ * Typed locals and fields (`var p = new DateTimeParser()`, `private readonly BsonBinaryWriter _writer;`)
+ * give calls on them their type as receiver (`p.Parse()` → `DateTimeParser.Parse`).
  */
+/** A named type as written (`X`, `X<T>`, `N.X<T>`), its last name captured. */
+const TYPE = "[(identifier) @local.type (generic_name (identifier) @local.type) (qualified_name name: [(identifier) @local.type (generic_name (identifier) @local.type)])]";
+
 const QUERY = `
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
@@ -15,6 +29,11 @@ const QUERY = `
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
+(property_declaration name: (identifier) @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
+(indexer_declaration "this" @name accessors: (accessor_list) @work (#match? @work "${WORK}")) @def.method
+(delegate_declaration name: (identifier) @name) @def.type
+(variable_declaration type: ${TYPE} (variable_declarator name: (identifier) @local.name))
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @local.name (object_creation_expression type: ${TYPE})))
 (invocation_expression function: [(identifier) @call.name (generic_name (identifier) @call.name)]) @call
 (invocation_expression function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call.name (generic_name (identifier) @call.name)]) (#not-eq? @call.receiver "base")) @call
 (object_creation_expression type: [(identifier) @call.name (generic_name (identifier) @call.name) (qualified_name name: [(identifier) @call.name (generic_name (identifier) @call.name)])]) @call

@@ -31,7 +31,10 @@ export interface ProjectView {
  *    for a container that only names the receiver type of the methods inside it, via `@name`, or
  *    `scope` for a namespace that only prefixes the qualified names inside it, `ns.f`, or `local` for a
  *    block whose definitions are local to it and no nodes, Zig's `test` blocks);
- *  - `@call` on a call with `@call.name` and optionally `@call.receiver`.
+ *  - `@call` on a call with `@call.name` and optionally `@call.receiver`;
+ *  - `@local.name` with `@local.type` on a typed variable or field (C#'s `DateTimeParser p`,
+ *    `var p = new DateTimeParser()`): a call on it (`p.Parse()`) inside the definition declaring it, or
+ *    one nested in that definition, has the type as its receiver (`DateTimeParser.Parse`).
  */
 export interface LanguageSpec {
   id: LanguageId;

@@ -164,10 +164,13 @@ async function main(): Promise<void> {
 
   const indexed = () => hasIndex(root);
   let watcher: ProjectWatcher | undefined;
+  /** The watcher's catch-up build is done (or failed): the build state is warm, freshness is the watcher's. */
+  let caughtUp = false;
   const ensureWatcher = () => {
     if (!args.watch || watcher || stopping) return;
     if (!indexed()) return; // nothing to keep fresh before the first build
     const w = (watcher = startWatcher(engine));
+    caughtUp = false;
     // Once it watches, one catch-up build indexes what changed while no daemon watched (in the build
     // thread, loading the warm state there); from then on answers' freshness is what it knows.
     void w.ready
@@ -175,12 +178,16 @@ async function main(): Promise<void> {
       .then(
         () => {
           if (watcher !== w) return;
+          caughtUp = true;
           engine.watchWith(() => {
             const s = watcher === w ? w.status() : undefined;
             return s && !s.last_batch?.error ? s.pending : undefined;
           });
         },
-        (err) => log.warn("catch-up build failed; answers' freshness walks the tree", { error: (err as Error).message }),
+        (err) => {
+          if (watcher === w) caughtUp = true;
+          log.warn("catch-up build failed; answers' freshness walks the tree", { error: (err as Error).message });
+        },
       );
   };
 
@@ -205,7 +212,7 @@ async function main(): Promise<void> {
         idle_exit: idleMs > 0 ? { after_minutes: settings.idleMinutes, idle_s: Math.round(server.idleMs() / 1000) } : null,
         rss_bytes: process.memoryUsage.rss(),
         memory_mb: { rss: Math.round(process.memoryUsage.rss() / 1e5) / 10, main: memoryMb(), build_thread: (await engine.builder.memory?.()) ?? null },
-        watcher: watcher ? watcher.status() : null,
+        watcher: watcher ? { ...watcher.status(), caught_up: caughtUp } : null,
         build: engine.buildProgress ?? null,
       }),
       shutdown: () => void shutdown("shutdown request"),

@@ -146,7 +146,8 @@ async function runSide(dist, corpus, work, saves) {
   const idle = async () => {
     for (let i = 0; i < 600; i++) {
       const s = await daemonStatus(work);
-      if (s.watcher?.ready && !s.watcher.building && s.watcher.pending.length === 0 && !s.build) return s;
+      // caught_up: the catch-up build after a start is done (a baseline without the field counts as done).
+      if (s.watcher?.ready && s.watcher.caught_up !== false && !s.watcher.building && s.watcher.pending.length === 0 && !s.build) return s;
       await sleep(100);
     }
     throw new Error("the daemon did not settle within 60 s");

@@ -26,6 +26,9 @@
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
 #                  hashing), from the orig tarball of Debian's source package scala, with its licence.
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
+#   coreutils      GNU coreutils 9.1 in C (src, lib, gnulib-tests: the .c and .h files, 1,382 of them),
+#                  from the orig tarball of Debian's source package coreutils, with its licence
+#                  (COPYING). The large C project of `npm run bench:build -- --large-c`.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #
@@ -52,6 +55,7 @@ CAPACITOR_IOS_VERSION="8.5.2"
 SCALA_VERSION="2.11.12-5"
 PENLIGHT_VERSION="1.13.1-3"
 FLUTTER_SKILL_VERSION="0.9.36"
+COREUTILS_VERSION="9.1-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -196,6 +200,19 @@ fetch_scala_util() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_coreutils() {
+  local name="coreutils" source="src:coreutils=$COREUTILS_VERSION:src,lib,gnulib-tests/*.[ch]"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package coreutils $COREUTILS_VERSION"
+  local out="$TMP/$name" src
+  deb_orig coreutils "$COREUTILS_VERSION" "$TMP/coreutils-orig"
+  src="$(ls -d "$TMP"/coreutils-orig/coreutils-*/)"
+  mkdir -p "$out"
+  (cd "$src" && find src lib gnulib-tests -name '*.[ch]' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  cp "$src/COPYING" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.
 fetch_npm_subdir() {
@@ -227,7 +244,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill coreutils); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -241,3 +258,4 @@ if want capacitor-ios; then fetch_capacitor_ios; summary capacitor-ios swift; fi
 if want scala-util; then fetch_scala_util; summary scala-util scala; fi
 if want lua-penlight; then fetch_penlight; summary lua-penlight lua; fi
 if want flutter-skill; then fetch_flutter_skill; summary flutter-skill dart; fi
+if want coreutils; then fetch_coreutils; summary coreutils c; fi

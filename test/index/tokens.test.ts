@@ -40,10 +40,13 @@ describe("token counts", () => {
     }
   });
 
-  it("refuse special tokens as the tokenizer does", () => {
-    expect(() => tokenizerCount("a <|endoftext|> b")).toThrow();
-    expect(() => countTokens("a <|endoftext|> b")).toThrow();
-    expect(countTokens("a <| b |>")).toBe(tokenizerCount("a <| b |>"));
+  it("count a special token's text as ordinary text (a source file may hold one; the tokenizer refuses it by default)", async () => {
+    const text = "const EOT = '<|endoftext|>'; // and <|im_start|>, <| b |>\n";
+    expect(() => tokenizerCount(text)).toThrow();
+    expect(countTokens(text)).toBe(tokenizerCount(text, { disallowedSpecial: new Set() }));
+    const py = "EOT = '<|endoftext|>'  # and <|im_start|>\n";
+    const e = await new Extractor().extract("eot.py", py, languageForPath("eot.py")!);
+    expect(e.tokens).toBe(tokenizerCount(py, { disallowedSpecial: new Set() }));
   });
 
   it("of an extracted file are the tokenizer's count of its source", async () => {

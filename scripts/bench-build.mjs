@@ -1,19 +1,84 @@
 #!/usr/bin/env node
-// Build benchmark on real source trees: graph extraction throughput (2 workers vs. 1 as baseline),
-// full build with the default embedder (peak RSS), and re-index time after changing one file.
-// Usage: npm run bench:build [-- --json]
+// Build benchmark on real source trees: graph extraction throughput (2 workers vs. 1 as baseline,
+// each measured twice, alternating), o200k token counting (codemem's count vs. the tokenizer's own
+// over whole files, each in a fresh process), full build with the default embedder (phases, peak
+// RSS), and re-index time after changing one file.
+// Usage: npm run bench:build [-- --json] [--large-c]
+//   --large-c  only GNU coreutils 9.1 (1,379 C files and headers, ~9 MB), and after its build the
+//              first answer of a fresh engine, query p50 and whether answers cite known functions.
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const dist = (p) => path.join(root, "dist", p);
-const corpora = ["python-stdlib", "go-net", "rxjs", "tree-sitter-c", "leveldb"];
+const largeC = process.argv.includes("--large-c");
+const corpora = largeC ? ["coreutils"] : ["python-stdlib", "go-net", "rxjs", "tree-sitter-c", "leveldb"];
 const json = process.argv.includes("--json");
+/** --large-c: questions about coreutils written before its first run, each with the functions that answer it (checked by grep). */
+const LARGE_C_QUESTIONS = [
+  { q: "how does sort merge its temporary files", gold: ["src/sort.c::mergefps", "src/sort.c::mergefiles"] },
+  { q: "compute the SHA-256 digest of a stream", gold: ["lib/sha256-stream.c::sha256_stream"] },
+  { q: "format a file's permission bits as a string like ls -l", gold: ["lib/filemode.c::filemodestring"] },
+  { q: "print a byte count as a human readable size with K, M, G suffixes", gold: ["lib/human.c::human_readable"] },
+  { q: "copy a regular file to its destination", gold: ["src/copy.c::copy_reg"] },
+  { q: "how does tail follow files with inotify", gold: ["src/tail.c::tail_forever_inotify"] },
+];
+
+/** The files a build would parse, read as it reads them. */
+async function jobsOf(dir) {
+  const { discover, inspectContent } = await import(dist("daemon/index/walk.js"));
+  const { resolveConfig } = await import(dist("shared/config.js"));
+  const jobs = [];
+  let bytes = 0;
+  for (const f of discover(resolveConfig(dir)).files) {
+    const buf = fs.readFileSync(f.abs);
+    if (inspectContent(f.path, buf)) continue;
+    bytes += buf.length;
+    jobs.push({ path: f.path, language: f.language.id, source: buf.toString("utf8") });
+  }
+  return { jobs, bytes };
+}
+
+if (process.argv[2] === "--child-tokens") {
+  // Child mode: one pass of token counting over a tree in a fresh process (cold caches, as a new
+  // parser worker has them): codemem's count or the tokenizer's own over each whole file.
+  const { jobs } = await jobsOf(process.argv[3]);
+  const count = process.argv[4] === "codemem" ? (await import(dist("shared/tokens.js"))).countTokens : (await import("gpt-tokenizer/encoding/o200k_base")).countTokens;
+  const t0 = performance.now();
+  let tokens = 0;
+  for (const j of jobs) tokens += count(j.source);
+  console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, tokens }));
+  process.exit(0);
+}
+
+if (process.argv[2] === "--child-answers") {
+  // Child mode: a fresh engine on a built index; the first answer's time, then each question again warm.
+  const { ProjectEngine } = await import(dist("daemon/engine.js"));
+  const dir = process.argv[3];
+  const t0 = performance.now();
+  const e = await ProjectEngine.open(dir, { sideEffects: false });
+  await e.query({ project_path: dir, question: LARGE_C_QUESTIONS[0].q });
+  const firstAnswerMs = performance.now() - t0;
+  const answers = [];
+  for (const { q, gold } of LARGE_C_QUESTIONS) {
+    const t1 = performance.now();
+    const a = await e.query({ project_path: dir, question: q });
+    const ms = performance.now() - t1;
+    const hits = (await e.search({ project_path: dir, query: q, limit: 10 })).results.map((r) => r.id);
+    const rank = hits.findIndex((id) => gold.includes(id)) + 1;
+    answers.push({ q, ms, cited: a.citations.some((c) => gold.includes(c.node_id)), search_rank: rank || null, context_tokens: a.tokens });
+  }
+  await e.close();
+  console.log(JSON.stringify({ first_answer_ms: firstAnswerMs, answers }));
+  process.exit(0);
+}
 
 if (process.argv[2] === "--child-build") {
   // Child mode: one full build, reports time and peak RSS of this process.
   const { ProjectEngine } = await import(dist("daemon/engine.js"));
+  // The build logs its phases at debug level (on stderr: "build finished", phases_ms).
+  (await import(dist("shared/log.js"))).configureLog({ debug: true });
   const dir = process.argv[3];
   const e = await ProjectEngine.open(dir, { sideEffects: false });
   const r = await e.build({ project_path: dir, force: true });
@@ -39,11 +104,15 @@ if (process.argv[2] === "--child-build") {
   process.exit(0);
 }
 
-execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh")], { stdio: ["ignore", "ignore", "inherit"] });
+execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...corpora], { stdio: ["ignore", "ignore", "inherit"] });
 const { ParsePool } = await import(dist("daemon/index/parse-pool.js"));
 const { resolveGraph } = await import(dist("daemon/index/resolve.js"));
-const { discover, inspectContent } = await import(dist("daemon/index/walk.js"));
-const { resolveConfig } = await import(dist("shared/config.js"));
+const self = new URL(import.meta.url).pathname;
+const child = (args) => {
+  const r = spawnSync(process.execPath, [self, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`${args[0]} failed: ${r.stderr.slice(-2000)}`);
+  return { out: JSON.parse(r.stdout.trim().split("\n").pop()), stderr: r.stderr };
+};
 
 const report = {};
 for (const name of corpora) {
@@ -51,17 +120,10 @@ for (const name of corpora) {
   const work = path.join(root, ".bench-cache/work", `build-${name}`);
   fs.rmSync(work, { recursive: true, force: true });
   fs.cpSync(src, work, { recursive: true });
-  const cfg = resolveConfig(work);
-  const jobs = [];
-  let bytes = 0;
-  for (const f of discover(cfg).files) {
-    const buf = fs.readFileSync(f.abs);
-    if (inspectContent(f.path, buf)) continue;
-    bytes += buf.length;
-    jobs.push({ path: f.path, language: f.language.id, source: buf.toString("utf8") });
-  }
-  const extraction = {};
-  for (const workers of [1, 2]) {
+  const { jobs, bytes } = await jobsOf(work);
+  // Twice each, alternating (other processes share the cores): 1, 2, 2, 1 workers.
+  const extraction = { 1: [], 2: [] };
+  for (const workers of [1, 2, 2, 1]) {
     const pool = new ParsePool(workers);
     await pool.extractAll(jobs.slice(0, 30)); // warm the grammars
     const t0 = performance.now();
@@ -69,11 +131,18 @@ for (const name of corpora) {
     const g = resolveGraph(extracts);
     const s = (performance.now() - t0) / 1000;
     await pool.close();
-    extraction[workers] = { seconds: s, mb_per_s: bytes / 1048576 / s, files_per_s: jobs.length / s, nodes_per_s: g.nodes.length / s, nodes: g.nodes.length, calls: g.edges.filter((e) => e.type === "calls").length };
+    extraction[workers].push({ seconds: s, mb_per_s: bytes / 1048576 / s, files_per_s: jobs.length / s, nodes_per_s: g.nodes.length / s, nodes: g.nodes.length, calls: g.edges.filter((e) => e.type === "calls").length });
   }
-  const child = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--child-build", work], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  const full = JSON.parse(child.stdout.trim().split("\n").pop());
-  report[name] = { files: jobs.length, mb: bytes / 1048576, extraction, full };
+  const tokenCounting = { codemem: [], tokenizer: [] };
+  for (const how of ["codemem", "tokenizer", "tokenizer", "codemem"]) {
+    const t = child(["--child-tokens", work, how]).out;
+    tokenCounting[how].push({ mb_per_s: bytes / 1048576 / t.seconds, tokens: t.tokens });
+  }
+  const built = child(["--child-build", work]);
+  const finished = built.stderr.split("\n").filter((l) => l.includes('"build finished"')).map((l) => JSON.parse(l));
+  const full = { ...built.out, phases_ms: finished[0]?.phases_ms };
+  report[name] = { files: jobs.length, mb: bytes / 1048576, extraction, token_counting: tokenCounting, full };
+  if (largeC) report[name].answers = child(["--child-answers", work]).out;
 }
 
 // Resolution on large synthetic Go and Java projects (packages of 10 files, each file importing 10
@@ -99,7 +168,7 @@ function synthetic(lang, files) {
   return out;
 }
 const scaling = {};
-for (const lang of ["go", "java"]) {
+for (const lang of largeC ? [] : ["go", "java"]) {
   scaling[lang] = {};
   for (const files of [1000, 4000]) {
     const ex = synthetic(lang, files);
@@ -115,15 +184,28 @@ else {
   const f = (x, d = 1) => x.toFixed(d);
   for (const [name, r] of Object.entries(report)) {
     if (name === "resolve_scaling") continue;
+    // Ranges over the two runs of each.
+    const range = (xs, key, d = 2) => {
+      const v = xs.map((x) => x[key]);
+      return Math.min(...v) === Math.max(...v) ? f(v[0], d) : `${f(Math.min(...v), d)}–${f(Math.max(...v), d)}`;
+    };
     const e1 = r.extraction[1];
     const e2 = r.extraction[2];
+    const tc = r.token_counting;
     console.log(`\n== ${name}: ${r.files} files, ${f(r.mb, 2)} MB`);
-    console.log(`  graph extraction (parse + definitions + resolved calls), 2 workers: ${f(e2.mb_per_s, 2)} MB/s, ${f(e2.files_per_s, 0)} files/s, ${f(e2.nodes_per_s, 0)} nodes/s (${e2.nodes} nodes, ${e2.calls} resolved calls)   [target ≥ 4 MB/s]`);
-    console.log(`    baseline, 1 worker:                                       ${f(e1.mb_per_s, 2)} MB/s, ${f(e1.files_per_s, 0)} files/s, ${f(e1.nodes_per_s, 0)} nodes/s`);
+    console.log(`  graph extraction (parse + definitions + resolved calls), 2 workers: ${range(e2, "mb_per_s")} MB/s, ${range(e2, "files_per_s", 0)} files/s, ${range(e2, "nodes_per_s", 0)} nodes/s (${e2[0].nodes} nodes, ${e2[0].calls} resolved calls)   [target ≥ 4 MB/s]`);
+    console.log(`    baseline, 1 worker:                                       ${range(e1, "mb_per_s")} MB/s, ${range(e1, "files_per_s", 0)} files/s, ${range(e1, "nodes_per_s", 0)} nodes/s`);
+    console.log(`  o200k token counting, one pass in a fresh process: ${range(tc.codemem, "mb_per_s")} MB/s (distinct pieces counted once), the tokenizer over whole files ${range(tc.tokenizer, "mb_per_s")} MB/s; ${tc.codemem[0].tokens} tokens both: ${tc.codemem.concat(tc.tokenizer).every((t) => t.tokens === tc.codemem[0].tokens) ? "equal" : "DIFFERENT"}`);
     console.log(`  full build, default embedder: ${r.full.build_s} s (${r.full.nodes} nodes, ${r.full.edges} edges, ${r.full.communities} communities), peak RSS ${r.full.peak_rss_mb} MB (${r.full.peak_rss_with_incremental_mb} MB by the end of the five re-indexes below, warm retriever and build cache resident)   [targets: stdlib ≤ 20 s, ≤ 600 MB]`);
+    if (r.full.phases_ms) console.log(`    phases (ms): ${Object.entries(r.full.phases_ms).map(([k, v]) => `${k} ${v}`).join(", ")}`);
     console.log(`  re-index after changing one file: p50 ${f(r.full.reindex_ms_p50, 0)} ms, max ${f(r.full.reindex_ms_max, 0)} ms (vs. full build ${f(r.full.build_s * 1000, 0)} ms)   [target ≤ 300 ms]`);
+    if (r.answers) {
+      const ms = r.answers.answers.map((a) => a.ms).sort((a, b) => a - b);
+      console.log(`  answers from a fresh engine: first ${f(r.answers.first_answer_ms, 0)} ms (open + first query), then query p50 ${f(ms[Math.floor(ms.length / 2)], 0)} ms, max ${f(ms[ms.length - 1], 0)} ms`);
+      for (const a of r.answers.answers) console.log(`    ${a.cited ? "cites" : "misses"} the known function; in search's top 10 at ${a.search_rank ?? "-"}: ${a.q}`);
+    }
   }
-  console.log("\n== resolution of synthetic Go and Java projects (10 imports and calls per file); 4× the files should take about 4× the time");
+  if (!largeC) console.log("\n== resolution of synthetic Go and Java projects (10 imports and calls per file); 4× the files should take about 4× the time");
   for (const [lang, r] of Object.entries(report.resolve_scaling)) {
     console.log(`  ${lang}: 1000 files ${f(r[1000].ms, 0)} ms (${r[1000].edges} edges), 4000 files ${f(r[4000].ms, 0)} ms (${r[4000].edges} edges): ×${f(r[4000].ms / r[1000].ms, 1)}`);
   }

@@ -28,6 +28,9 @@
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
 #   rbenv          rbenv 1.1.2 in bash (libexec: one script per command, without extensions), Debian
 #                  package rbenv, with its copyright file.
+#   coreutils      GNU coreutils 9.1 in C (src, lib, gnulib-tests: the .c and .h files, 1,382 of them),
+#                  from the orig tarball of Debian's source package coreutils, with its licence
+#                  (COPYING). The large C project of `npm run bench:build -- --large-c`.
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #   zig-std        json, http, hash, Uri.zig and base64.zig of the Zig 0.11.0 standard library (lib/std,
@@ -65,6 +68,7 @@ ZIG_VERSION="0.11.0"
 ELIXIR_VERSION="1.14.0.dfsg-2"
 OPTPARSE_VERSION="0.16.1.0-1"
 RBENV_VERSION="1.1.2-1"
+COREUTILS_VERSION="9.1-1"
 
 STAMP=".corpus-source"
 TMP="$(mktemp -d)"
@@ -236,6 +240,19 @@ fetch_optparse() {
   install_corpus "$name" "$source" "$out"
 }
 
+fetch_coreutils() {
+  local name="coreutils" source="src:coreutils=$COREUTILS_VERSION:src,lib,gnulib-tests/*.[ch]"
+  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
+  log "$name: fetching Debian source package coreutils $COREUTILS_VERSION"
+  local out="$TMP/$name" src
+  deb_orig coreutils "$COREUTILS_VERSION" "$TMP/coreutils-orig"
+  src="$(ls -d "$TMP"/coreutils-orig/coreutils-*/)"
+  mkdir -p "$out"
+  (cd "$src" && find src lib gnulib-tests -name '*.[ch]' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  cp "$src/COPYING" "$out/"
+  install_corpus "$name" "$source" "$out"
+}
+
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.
 fetch_npm_subdir() {
@@ -280,7 +297,7 @@ summary() {
 
 want() { [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 ONLY=("$@")
-if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit optparse-applicative rbenv); fi
+if [[ ${#ONLY[@]} -eq 0 ]]; then ONLY=(python-stdlib go-net rxjs tree-sitter-c leveldb rack monolog newtonsoft-json gesture-handler capacitor-ios scala-util lua-penlight flutter-skill zig-std elixir-exunit optparse-applicative rbenv coreutils); fi
 if want python-stdlib; then fetch_python; summary python-stdlib py; fi
 if want go-net; then fetch_go; summary go-net go; fi
 if want rxjs; then fetch_rxjs; summary rxjs ts; fi
@@ -298,3 +315,4 @@ if want zig-std; then fetch_zig_std; summary zig-std zig; fi
 if want elixir-exunit; then fetch_elixir_exunit; summary elixir-exunit ex; fi
 if want optparse-applicative; then fetch_optparse; summary optparse-applicative hs; fi
 if want rbenv; then fetch_rbenv; summary rbenv sh; fi
+if want coreutils; then fetch_coreutils; summary coreutils c; fi

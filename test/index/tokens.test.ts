@@ -1,0 +1,61 @@
+import fs from "node:fs";
+import path from "node:path";
+import { countTokens as tokenizerCount } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { Extractor } from "../../dist/daemon/index/extract.js";
+import { languageForPath } from "../../dist/daemon/index/languages/registry.js";
+import { countTokens } from "../../dist/shared/tokens.js";
+
+/**
+ * Token figures are o200k counts (shared/tokens.ts counts each distinct piece of the tokenizer's split
+ * once): on every file of the fixture trees (real code in 15 languages, licences, non-ASCII text),
+ * ours must equal the tokenizer's over the whole text, cold and with the piece cache warm.
+ */
+const TREES = path.resolve("test/fixtures/trees");
+
+function textFiles(dir: string): { rel: string; text: string }[] {
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name))
+    .map((abs) => ({ rel: path.relative(TREES, abs), text: fs.readFileSync(abs, "utf8") }))
+    .filter((f) => !f.text.includes("\0"));
+}
+
+describe("token counts", () => {
+  const files = textFiles(TREES);
+
+  it("equal the o200k tokenizer's count of the whole text, file by file, twice", () => {
+    expect(files.length).toBeGreaterThan(100);
+    for (let round = 0; round < 2; round++) {
+      const ours = files.map((f) => [f.rel, countTokens(f.text)]);
+      expect(ours).toEqual(files.map((f) => [f.rel, tokenizerCount(f.text)]));
+    }
+    // Cut anywhere, even inside a word or a run of spaces, and with text the split treats apart.
+    const mixed = "naïve café — 東京 \u00a0\u2003 x\r\n\r\n  \tend's  //\n/**/ 12345678 ";
+    for (const f of [...files.slice(0, 20), { rel: "mixed", text: mixed.repeat(3) }]) {
+      for (let cut = 0; cut < f.text.length; cut += Math.max(1, Math.floor(f.text.length / 37))) {
+        expect([f.rel, cut, countTokens(f.text.slice(cut))]).toEqual([f.rel, cut, tokenizerCount(f.text.slice(cut))]);
+      }
+    }
+  });
+
+  it("count a special token's text as ordinary text (a source file may hold one; the tokenizer refuses it by default)", async () => {
+    const text = "const EOT = '<|endoftext|>'; // and <|im_start|>, <| b |>\n";
+    expect(() => tokenizerCount(text)).toThrow();
+    expect(countTokens(text)).toBe(tokenizerCount(text, { disallowedSpecial: new Set() }));
+    const py = "EOT = '<|endoftext|>'  # and <|im_start|>\n";
+    const e = await new Extractor().extract("eot.py", py, languageForPath("eot.py")!);
+    expect(e.tokens).toBe(tokenizerCount(py, { disallowedSpecial: new Set() }));
+  });
+
+  it("of an extracted file are the tokenizer's count of its source", async () => {
+    const ex = new Extractor();
+    const sources = files.filter((f) => /\.(c|h|cc|py|go|lua|kt)$/.test(f.rel));
+    expect(sources.length).toBeGreaterThan(20);
+    for (const f of sources) {
+      const e = await ex.extract(f.rel, f.text, languageForPath(f.rel)!);
+      expect([f.rel, e.tokens]).toEqual([f.rel, tokenizerCount(f.text)]);
+    }
+  });
+});

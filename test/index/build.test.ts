@@ -374,8 +374,9 @@ describe("incremental builds", () => {
   it("a file that kills a parser worker fails alone, is not parsed again until it changes, and leaves answers up to date", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 30; i++) files[`pkg/ok_${i}.py`] = `def helper_${i}(order):\n    """Look up customer ${i}."""\n    return order\n`;
-    // 45,000 one-line functions (840 KB): more extract than a parser worker's heap holds.
-    files["pkg/generated.py"] = Array.from({ length: 45_000 }, (_, i) => `def f${i}(): g(a)`).join("\n") + "\n";
+    // 150,000 one-line functions (2.9 MB, under a raised size limit): more extract than a parser worker's heap holds.
+    files["codemem.toml"] = "[build]\nmax_file_bytes = 4000000\n";
+    files["pkg/generated.py"] = Array.from({ length: 150_000 }, (_, i) => `def f${i}(): g(a)`).join("\n") + "\n";
     const p = await open(files);
     const first = await p.build();
     expect(first.files_indexed).toBe(30);

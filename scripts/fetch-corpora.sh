@@ -189,69 +189,35 @@ deb_orig() {
   tar -C "$3" -xaf "$(ls "$3"/"$1"_*.orig.tar.*)"
 }
 
-fetch_newtonsoft() {
-  local name="newtonsoft-json" source="src:newtonsoft-json=$NEWTONSOFT_VERSION:Src/Newtonsoft.Json"
+# fetch_deb_src NAME PACKAGE VERSION TAG TAKE: the corpus NAME from the upstream tarball of Debian's
+# source package PACKAGE (TAG names what it takes, for the stamp); TAKE TOP OUT copies the corpus's
+# files from the unpacked tarball's top directory TOP into OUT, its licence included.
+fetch_deb_src() {
+  local name="$1" pkg="$2" version="$3" source="src:$2=$3:$4" take="$5"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package newtonsoft-json $NEWTONSOFT_VERSION"
-  local out="$TMP/$name" src
-  deb_orig newtonsoft-json "$NEWTONSOFT_VERSION" "$TMP/nj"
-  src="$(ls -d "$TMP"/nj/newtonsoft-json-*/Src/Newtonsoft.Json)"
+  log "$name: fetching Debian source package $pkg $version"
+  local out="$TMP/$name" top
+  deb_orig "$pkg" "$version" "$TMP/$name-orig"
+  top="$(ls -d "$TMP/$name-orig"/*/)"
   mkdir -p "$out"
-  cp -a "$src" "$out/Newtonsoft.Json"
-  cp "$(dirname "$(dirname "$src")")/LICENSE.md" "$out/"
+  "$take" "${top%/}" "$out"
   install_corpus "$name" "$source" "$out"
 }
 
-fetch_scala_util() {
-  local name="scala-util" source="src:scala=$SCALA_VERSION:src/library/scala/util"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package scala $SCALA_VERSION"
-  local out="$TMP/$name" src
-  deb_orig scala "$SCALA_VERSION" "$TMP/scala"
-  src="$(ls -d "$TMP"/scala/scala-*/src/library/scala/util)"
-  mkdir -p "$out/scala"
-  cp -a "$src" "$out/scala/util"
-  cp "$(dirname "$(dirname "$(dirname "$(dirname "$src")")")")/doc/LICENSE.md" "$out/"
-  install_corpus "$name" "$source" "$out"
-}
+take_newtonsoft() { cp -a "$1/Src/Newtonsoft.Json" "$2/Newtonsoft.Json" && cp "$1/LICENSE.md" "$2/"; }
+fetch_newtonsoft() { fetch_deb_src newtonsoft-json newtonsoft-json "$NEWTONSOFT_VERSION" Src/Newtonsoft.Json take_newtonsoft; }
 
-fetch_elixir_exunit() {
-  local name="elixir-exunit" source="src:elixir-lang=$ELIXIR_VERSION:lib/ex_unit/lib"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package elixir-lang $ELIXIR_VERSION"
-  local out="$TMP/$name" src
-  deb_orig elixir-lang "$ELIXIR_VERSION" "$TMP/elixir"
-  src="$(ls -d "$TMP"/elixir/elixir-*/lib/ex_unit/lib)"
-  mkdir -p "$out"
-  cp -a "$src" "$out/lib"
-  cp "$src/../../../LICENSE" "$src/../../../NOTICE" "$out/"
-  install_corpus "$name" "$source" "$out"
-}
+take_scala_util() { mkdir -p "$2/scala" && cp -a "$1/src/library/scala/util" "$2/scala/util" && cp "$1/doc/LICENSE.md" "$2/"; }
+fetch_scala_util() { fetch_deb_src scala-util scala "$SCALA_VERSION" src/library/scala/util take_scala_util; }
 
-fetch_optparse() {
-  local name="optparse-applicative" source="src:haskell-optparse-applicative=$OPTPARSE_VERSION:src+tests"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package haskell-optparse-applicative $OPTPARSE_VERSION"
-  local out="$TMP/$name" src
-  deb_orig haskell-optparse-applicative "$OPTPARSE_VERSION" "$TMP/optparse"
-  src="$(ls -d "$TMP"/optparse/optparse-applicative-*/)"
-  mkdir -p "$out"
-  cp -a "$src/src" "$src/tests" "$src/LICENSE" "$out/"
-  install_corpus "$name" "$source" "$out"
-}
+take_exunit() { cp -a "$1/lib/ex_unit/lib" "$2/lib" && cp "$1/LICENSE" "$1/NOTICE" "$2/"; }
+fetch_elixir_exunit() { fetch_deb_src elixir-exunit elixir-lang "$ELIXIR_VERSION" lib/ex_unit/lib take_exunit; }
 
-fetch_coreutils() {
-  local name="coreutils" source="src:coreutils=$COREUTILS_VERSION:src,lib,gnulib-tests/*.[ch]"
-  if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian source package coreutils $COREUTILS_VERSION"
-  local out="$TMP/$name" src
-  deb_orig coreutils "$COREUTILS_VERSION" "$TMP/coreutils-orig"
-  src="$(ls -d "$TMP"/coreutils-orig/coreutils-*/)"
-  mkdir -p "$out"
-  (cd "$src" && find src lib gnulib-tests -name '*.[ch]' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
-  cp "$src/COPYING" "$out/"
-  install_corpus "$name" "$source" "$out"
-}
+take_optparse() { cp -a "$1/src" "$1/tests" "$1/LICENSE" "$2/"; }
+fetch_optparse() { fetch_deb_src optparse-applicative haskell-optparse-applicative "$OPTPARSE_VERSION" src+tests take_optparse; }
+
+take_coreutils() { (cd "$1" && find src lib gnulib-tests -name '*.[ch]' -print0 | tar --null -T - -cf -) | tar -C "$2" -xf - && cp "$1/COPYING" "$2/"; }
+fetch_coreutils() { fetch_deb_src coreutils coreutils "$COREUTILS_VERSION" "src,lib,gnulib-tests/*.[ch]" take_coreutils; }
 
 # fetch_npm_subdir NAME PACKAGE VERSION SUBDIR TARGET: SUBDIR of the npm package's tarball as
 # TARGET in the corpus NAME, with the package's licence.

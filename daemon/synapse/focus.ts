@@ -27,20 +27,21 @@ export type Focus = (file: string) => number;
  * `email/` code it has not opened yet.
  */
 export function sessionFocus(store: SynapseStore, fileOf: (id: string) => string | undefined, now = Date.now()): Focus | undefined {
-  const files = focusedFiles(store, fileOf, now);
-  if (files.direct.size === 0) return undefined;
+  const { worked, focus } = focusedFiles(store, fileOf, now);
+  if (worked.length === 0) return undefined;
   // The strongest weight per directory worked in.
-  const dirs = new Map<string, number>();
-  for (const [f, w] of files.direct) {
-    const d = dirOf(f);
-    if (d.length > 0) dirs.set(d.join("/"), Math.max(dirs.get(d.join("/")) ?? 0, w));
+  const dirs = new Map<string, { parts: string[]; w: number }>();
+  for (const f of worked) {
+    const parts = dirOf(f);
+    const key = parts.join("/");
+    const w = focus.get(f)!;
+    if (parts.length > 0 && w > (dirs.get(key)?.w ?? 0)) dirs.set(key, { parts, w });
   }
-  const worked = [...dirs].map(([d, w]) => ({ parts: d.split("/"), w }));
   return (file) => {
-    let best = files.focus.get(file) ?? 0;
+    let best = focus.get(file) ?? 0;
     const parts = dirOf(file);
     if (parts.length === 0) return best;
-    for (const d of worked) {
+    for (const d of dirs.values()) {
       let shared = 0;
       while (shared < parts.length && shared < d.parts.length && parts[shared] === d.parts[shared]) shared++;
       if (shared > 0) best = Math.max(best, ASSOCIATED * d.w * (shared / Math.max(parts.length, d.parts.length)));
@@ -55,8 +56,8 @@ function dirOf(file: string): string[] {
   return parts;
 }
 
-/** The files worked in (`direct`, scaled to the most worked in) and, at half strength, their associations: both in `focus`. */
-function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | undefined, now: number): { direct: Map<string, number>; focus: Map<string, number> } {
+/** The files worked in (`worked`) and the focus of each file, those worked in scaled to the most worked in, their associations at half strength. */
+function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | undefined, now: number): { worked: string[]; focus: Map<string, number> } {
   const direct = new Map<string, number>();
   for (const { id, at } of store.recentActivity(now - FOCUS_WINDOW_MS, RECENT)) {
     const file = fileOf(id);
@@ -64,7 +65,7 @@ function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | unde
   }
   const focus = new Map<string, number>();
   const peak = Math.max(0, ...direct.values());
-  if (peak <= 0) return { direct: focus, focus };
+  if (peak <= 0) return { worked: [], focus };
   for (const [f, w] of direct) focus.set(f, w / peak);
   const seeds = [...direct.entries()].sort((a, b) => b[1] - a[1]).slice(0, SEEDS).map(([f]) => f);
   const spread = new Map<string, number>();
@@ -74,5 +75,5 @@ function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | unde
   }
   const top = Math.max(0, ...spread.values());
   if (top > 0) for (const [f, a] of spread) focus.set(f, ASSOCIATED * (a / top));
-  return { direct: new Map([...direct].map(([f, w]) => [f, w / peak])), focus };
+  return { worked: [...direct.keys()], focus };
 }

@@ -41,7 +41,20 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
-const rssMbOf = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)[1]) / 1024;
+/** RSS of a process and its descendants (a daemon's build process counts while it lives), in MB. */
+const rssMbOf = (pid) => {
+  let kb = 0;
+  const visit = (p) => {
+    try {
+      kb += Number(fs.readFileSync(`/proc/${p}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)[1]);
+      for (const t of fs.readdirSync(`/proc/${p}/task`)) for (const c of fs.readFileSync(`/proc/${p}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) visit(c);
+    } catch {
+      // exited while we looked
+    }
+  };
+  visit(pid);
+  return kb / 1024;
+};
 const duMb = (p) => {
   let total = 0;
   const walk = (q) => {

@@ -1,6 +1,7 @@
 /**
  * The daemon's build thread: runs one build at a time for ThreadBuilder (builder.ts) and keeps the
  * warm build state between them. Messages are handled in order, so builds never overlap.
+ * Forked as a child process instead (a whole-tree build), it runs that build and exits when closed.
  */
 import { parentPort } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
@@ -11,7 +12,13 @@ import { LocalBuilder, memoryMb, writeGraphInThread, type FromThread, type ToThr
 import type { Embedder } from "./embed/embedder.js";
 import { createEmbedder } from "./embed/select.js";
 
-const port = parentPort!;
+/** The daemon's end: the thread's parent port, or the IPC channel of a child process. */
+const port = parentPort
+  ? { postMessage: (m: FromThread) => parentPort!.postMessage(m), on: (fn: (m: ToThread) => void) => void parentPort!.on("message", fn) }
+  : { postMessage: (m: FromThread) => void process.send!(m), on: (fn: (m: ToThread) => void) => void process.on("message", fn) };
+const apart = !parentPort;
+// A process whose daemon is gone has no one to build for (its index is written in one final transaction).
+if (apart) process.on("disconnect", () => process.exit(0));
 let builder: LocalBuilder | undefined;
 let embedder: { key: string; value: Promise<Embedder> } | undefined;
 
@@ -27,9 +34,9 @@ function embedderFor(cfg: ResolvedConfig): Promise<Embedder> {
 }
 
 let queue = Promise.resolve();
-port.on("message", (m: ToThread) => {
+port.on((m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
-  if (m.type === "memory") return port.postMessage({ type: "memory", id: m.id, memory: memoryMb() } satisfies FromThread);
+  if (m.type === "memory") return void port.postMessage({ type: "memory", id: m.id, memory: apart ? { ...memoryMb(), rss: Math.round(process.memoryUsage.rss() / 1e5) / 10 } : memoryMb() } satisfies FromThread);
   // Also at once: it stops the build running now, not one queued after it.
   if (m.type === "cancel") return void builder?.cancel();
   queue = queue.then(() => handle(m));
@@ -41,12 +48,14 @@ async function handle(m: ToThread): Promise<void> {
   if (m.type === "close") {
     await builder?.close();
     await embedder?.value.then((e) => e.close?.()).catch(() => {});
+    if (apart) return void process.send!({ type: "closed" } satisfies FromThread, () => process.exit(0));
     return port.postMessage({ type: "closed" } satisfies FromThread);
   }
   configureLog({ debug: m.cfg.debug, component: "daemon" });
   if (!builder) {
     builder = new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread);
-    builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
+    // A process exits after its build: clustering is done in it, not left for the background.
+    if (!apart) builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
   }
   try {
     const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread));

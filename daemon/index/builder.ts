@@ -1,7 +1,11 @@
+import { fork } from "node:child_process";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError, type ErrorCode } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
+import { stateDirs } from "../../shared/paths.js";
 import type { BuildCache, BuildProgress, BuildResult } from "./build.js";
 import type { writeGraphFile } from "./graph-file.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -199,68 +203,159 @@ export type FromThread =
   | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
   | { type: "closed" };
 
+/** Where ThreadBuilder runs a build: its build thread, or a child process of the build's own. */
+interface Host {
+  send(m: ToThread): void;
+  onMessage(fn: (m: FromThread) => void): void;
+  /** Once, when the host stopped (exit, crash), with why. */
+  onGone(fn: (why: string) => void): void;
+  stop(): void;
+}
+
+function threadHost(): Host {
+  const w = new Worker(new URL("./build-thread.js", import.meta.url));
+  return {
+    send: (m) => w.postMessage(m),
+    onMessage: (fn) => void w.on("message", fn),
+    onGone: (fn) => {
+      w.on("error", (err) => {
+        log.error("build thread failed", { error: err.stack ?? err.message });
+        fn(err.message);
+      });
+      w.on("exit", (code) => fn(`exit ${code}`));
+    },
+    stop: () => void w.terminate(),
+  };
+}
+
+function processHost(): Host {
+  // The daemon's own flags and environment (its malloc settings); stdout and stderr are the daemon's log.
+  const c = fork(fileURLToPath(new URL("./build-thread.js", import.meta.url)), [], { serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return {
+    send: (m) => {
+      if (c.connected) c.send(m);
+    },
+    onMessage: (fn) => void c.on("message", (m) => fn(m as FromThread)),
+    onGone: (fn) => {
+      c.on("error", (err) => {
+        log.error("build process failed", { error: err.stack ?? err.message });
+        fn(err.message);
+      });
+      c.on("exit", (code, signal) => fn(`exit ${signal ?? code}`));
+    },
+    stop: () => void c.kill(),
+  };
+}
+
 /**
- * Builds on a worker thread: the daemon's main thread keeps answering from the previous index while
- * a build parses, resolves, embeds and writes (a forced build of a large tree holds a core for
- * minutes), and graph.json is serialised there too. The thread keeps the warm build state; it
- * starts on the first build.
+ * Builds off the daemon's main thread, which keeps answering from the previous index while a build
+ * parses, resolves, embeds and writes (a forced build of a large tree holds a core for minutes), and
+ * graph.json is serialised there too.
+ * - Builds that change a few files run on the build thread, which keeps the warm build state
+ *   between them; it starts on the first build.
+ * - A build of the whole tree (forced, or the first one of a local index) runs in a child process of
+ *   its own, which exits when it is done: the memory a full build leaves behind in the allocator's
+ *   arenas (hundreds of MB on a large tree, native and never returned by a thread that exits) goes
+ *   back to the system with it. A fresh build thread then loads the warm state from the index.
  */
 export class ThreadBuilder implements Builder {
   onBackground?: (result: BuildResult) => void;
-  private worker?: Worker;
+  private worker?: Host;
+  /** The host of the build running now (the thread's or a process's). */
+  private running?: Host;
   private nextId = 0;
-  private readonly pending = new Map<number, { worker: Worker; resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
+  private readonly pending = new Map<number, { host: Host; resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
   private readonly asked = new Map<number, (m: Record<string, number>) => void>();
   private closed?: Promise<void>;
 
   async build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    if (wholeTree(cfg, req)) return this.buildApart(cfg, req, onProgress);
     const w = this.thread();
-    const id = this.nextId++;
-    const result = await new Promise<BuildResult>((resolve, reject) => {
-      this.pending.set(id, { worker: w, resolve, reject, onProgress });
-      w.postMessage({ type: "build", id, cfg, req } satisfies ToThread);
-    });
+    const result = await this.buildOn(w, cfg, req, onProgress);
     if (result.files_changed >= RECYCLE_AFTER_FILES && this.worker === w) this.recycle(cfg);
     return result;
+  }
+
+  private async buildOn(host: Host, cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    const id = this.nextId++;
+    this.running = host;
+    try {
+      return await new Promise<BuildResult>((resolve, reject) => {
+        this.pending.set(id, { host, resolve, reject, onProgress });
+        host.send({ type: "build", id, cfg, req } satisfies ToThread);
+      });
+    } finally {
+      if (this.running === host) this.running = undefined;
+    }
+  }
+
+  /**
+   * A whole-tree build in a process of its own. The build thread goes first: its warm state is about
+   * to go stale, and a re-clustering it may have pending must not write beside the build.
+   */
+  private async buildApart(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    await this.closeThread();
+    const host = this.host(processHost());
+    log.info("building the whole tree in a process of its own", { force: !!req.force });
+    try {
+      return await this.buildOn(host, cfg, req, onProgress);
+    } finally {
+      host.send({ type: "close" } satisfies ToThread); // it writes a pending graph.json, then exits
+      this.warmThread(cfg);
+    }
   }
 
   /**
    * A build of thousands of files leaves the thread's heap and its allocator's arenas hundreds of MB
    * above what the warm state needs (Go's src: the daemon at rest 926 MB after a full build, 580 MB
    * after a restart). The thread is replaced: the old one writes a pending graph.json and exits, the
-   * new one loads the warm state from the index at once (a build of no paths), so the next save
-   * finds it warm.
+   * new one loads the warm state.
    */
   private recycle(cfg: ResolvedConfig): void {
-    const old = this.worker!;
+    void this.closeThread();
+    log.info("build thread replaced after a large build", { files_over: RECYCLE_AFTER_FILES });
+    this.warmThread(cfg);
+  }
+
+  /** A fresh build thread loads the warm state from the index at once (a build of no paths), so the next save finds it warm. */
+  private warmThread(cfg: ResolvedConfig): void {
+    this.buildOn(this.thread(), cfg, { paths: [], warm: true, deferGraphFile: true }).catch((err) => log.warn("loading the build state on a fresh build thread failed; the next build loads it", { error: (err as Error).message }));
+  }
+
+  /** The build thread closes (writing a pending graph.json, finishing a re-clustering) and exits. */
+  private closeThread(): Promise<void> {
+    const old = this.worker;
+    if (!old) return Promise.resolve();
     this.worker = undefined;
     this.lastMemory = undefined;
-    old.on("message", (m: FromThread) => {
-      if (m.type === "closed") void old.terminate();
+    return new Promise((resolve) => {
+      old.onGone(() => resolve());
+      old.onMessage((m) => {
+        if (m.type === "closed") old.stop();
+      });
+      old.send({ type: "close" } satisfies ToThread);
     });
-    old.postMessage({ type: "close" } satisfies ToThread);
-    log.info("build thread replaced after a large build", { files_over: RECYCLE_AFTER_FILES });
-    this.build(cfg, { paths: [], warm: true, deferGraphFile: true }).catch((err) => log.warn("loading the build state on a fresh build thread failed; the next build loads it", { error: (err as Error).message }));
   }
 
   cancel(): boolean {
-    if (!this.worker || this.pending.size === 0) return false;
-    this.worker.postMessage({ type: "cancel" } satisfies ToThread);
+    if (!this.running) return false;
+    this.running.send({ type: "cancel" } satisfies ToThread);
     return true;
   }
 
   reset(): void {
-    this.worker?.postMessage({ type: "reset" } satisfies ToThread);
+    this.worker?.send({ type: "reset" } satisfies ToThread);
   }
 
   private lastMemory?: Record<string, number>;
 
   /**
-   * The build thread's heap; undefined when no thread runs. A thread busy in a parse or resolve loop
-   * answers late: after 100 ms the last figure it gave stands in (daemon status must not wait on it).
+   * The heap of the thread or process a build runs on (else the build thread's); undefined when none
+   * runs. One busy in a parse or resolve loop answers late: after 100 ms the last figure it gave stands
+   * in (daemon status must not wait on it).
    */
   memory(): Promise<Record<string, number> | undefined> {
-    const w = this.worker;
+    const w = this.running ?? this.worker;
     if (!w) return Promise.resolve(undefined);
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -272,22 +367,26 @@ export class ThreadBuilder implements Builder {
         clearTimeout(timer);
         resolve(m);
       });
-      w.postMessage({ type: "memory", id } satisfies ToThread);
+      w.send({ type: "memory", id } satisfies ToThread);
     });
   }
 
-  private thread(): Worker {
-    if (this.worker) return this.worker;
-    const w = new Worker(new URL("./build-thread.js", import.meta.url));
-    const fail = (why: string) => {
-      if (this.worker === w) this.worker = undefined;
+  private thread(): Host {
+    this.worker ??= this.host(threadHost());
+    return this.worker;
+  }
+
+  /** Wires a host's messages to the builds it runs; when it stops, they fail and the index stays as it was. */
+  private host(h: Host): Host {
+    h.onGone((why) => {
+      if (this.worker === h) this.worker = undefined;
       for (const [id, p] of this.pending) {
-        if (p.worker !== w) continue;
+        if (p.host !== h) continue;
         this.pending.delete(id);
-        p.reject(new CodememError("INTERNAL", `The build thread stopped (${why}); the previous index is intact. Run the build again.`));
+        p.reject(new CodememError("INTERNAL", `The build stopped (${why}); the previous index is intact. Run the build again.`));
       }
-    };
-    w.on("message", (m: FromThread) => {
+    });
+    h.onMessage((m) => {
       if (m.type === "closed") return;
       if (m.type === "background") return this.onBackground?.(m.result);
       if (m.type === "memory") {
@@ -303,25 +402,21 @@ export class ThreadBuilder implements Builder {
       if (m.type === "done") p.resolve(m.result);
       else p.reject(new CodememError(m.error.code as ErrorCode, m.error.message, m.error.details));
     });
-    w.on("error", (err) => {
-      log.error("build thread failed", { error: err.stack ?? err.message });
-      fail(err.message);
-    });
-    w.on("exit", (code) => fail(`exit ${code}`));
-    this.worker = w;
-    return w;
+    return h;
   }
 
   close(): Promise<void> {
-    const w = this.worker;
-    if (!w) return Promise.resolve();
-    this.closed ??= new Promise<void>((resolve) => {
-      w.once("exit", () => resolve());
-      w.on("message", (m: FromThread) => {
-        if (m.type === "closed") void w.terminate();
-      });
-      w.postMessage({ type: "close" } satisfies ToThread);
-    });
+    this.closed ??= (async () => {
+      // A whole-tree build still running stops; its index is written in one final transaction, so the previous one stays.
+      if (this.running && this.running !== this.worker) this.running.stop();
+      await this.closeThread();
+    })();
     return this.closed;
   }
+}
+
+/** Builds of the whole tree: forced, or the first of a local index (another backend's first build is told by its store, in the build). */
+function wholeTree(cfg: ResolvedConfig, req: BuildRequest): boolean {
+  if (req.paths) return false;
+  return !!req.force || (cfg.store.backend === "local" && !fs.existsSync(stateDirs(cfg.root).dbFile));
 }

@@ -89,10 +89,12 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 }
 
 /** Waits until the daemon's watcher has finished its initial scan. */
+/** The watcher is ready and its catch-up build after the start is done: an edit from now on is a watch batch of its own. */
 export async function watcherReady(root: string): Promise<void> {
-  await waitFor("watcher ready", async () => {
+  await waitFor("watcher ready and caught up", async () => {
     const s = await daemonStatus(root);
-    return (s.watcher as { ready?: boolean } | null)?.ready === true;
+    const w = s.watcher as { ready?: boolean; caught_up?: boolean; building?: boolean } | null;
+    return w?.ready === true && w.caught_up === true && !w.building;
   });
 }
 

@@ -26,6 +26,26 @@ async function builtProject(): Promise<string> {
   return root;
 }
 
+/** The files a function's resolved calls lead to. */
+function callsOf(root: string, name: string): { file_path: string }[] {
+  const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+  try {
+    return db.prepare("SELECT t.file_path FROM edges e JOIN symbols si ON si.id = e.source JOIN symbols ti ON ti.id = e.target JOIN nodes s ON s.id = si.name JOIN nodes t ON t.id = ti.name WHERE s.name = ? AND e.type = 'calls'").all(name) as { file_path: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+/** A process's children (from /proc). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    const c = fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim();
+    if (c) out.push(...c.split(/\s+/).map(Number));
+  }
+  return out;
+}
+
 describe("watcher", () => {
   afterAll(cleanupAll);
 
@@ -67,23 +87,51 @@ describe("watcher", () => {
     expect(hit.file_path).toBe("tools/reindex");
   });
 
-  it("after a build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
+  it("a first build runs in a process of its own that exits; a fresh build thread loads the warm state for the next save", async () => {
+    const root = await builtProject();
+    const logFile = path.join(root, ".codemem/daemon.log");
+    expect(fs.readFileSync(logFile, "utf8")).toContain("building the whole tree in a process of its own");
+    const pid = (await daemonStatus(root)).pid as number;
+    // The build's process is gone: the daemon keeps no child process at rest (its threads are no processes).
+    await waitFor("the build process to exit", () => childPids(pid).length === 0, 10_000, 100);
+    fs.appendFileSync(path.join(root, "app/report.py"), "\n\nfrom app.store import reserve_units\n\n\ndef saving_report_fn(inv):\n    return reserve_units(inv, \"x\", 1)\n");
+    await waitFor("saving_report_fn in search", async () => (await search(root, "saving_report_fn")).some((h) => h.name === "saving_report_fn"), 8000, 100);
+    expect(callsOf(root, "saving_report_fn")).toEqual([{ file_path: "app/store.py" }]);
+    expect(fs.readFileSync(logFile, "utf8")).not.toMatch(/"level":"(error|warn)"/);
+  });
+
+  it("a whole-tree build whose process is killed fails with INTERNAL and leaves the index answering as before", async () => {
     const files: Record<string, string> = { "pkg/__init__.py": "" };
-    for (let i = 0; i < 1100; i++) files[`pkg/m${i}.py`] = i ? `from pkg.m${i - 1} import f${i - 1}\n\n\ndef f${i}():\n    return f${i - 1}()\n` : "def f0():\n    return 0\n";
+    for (let i = 0; i < 400; i++) files[`pkg/m${i}.py`] = `def f${i}():\n    """Step ${i} of the pipeline."""\n    return ${i}\n`;
     const root = makeProject({ files });
-    await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000 });
+    await callDaemon(root, "build", { project_path: root });
     await watcherReady(root);
+    const pid = (await daemonStatus(root)).pid as number;
+    const forced = callDaemon(root, "build", { project_path: root, force: true }, { timeoutMs: 120_000 }).then(
+      () => "finished",
+      (err: { code?: string }) => err.code,
+    );
+    const [child] = await waitFor("the build process", () => (childPids(pid).length ? childPids(pid) : undefined), 10_000, 20);
+    process.kill(child, "SIGKILL");
+    expect(await forced).toBe("INTERNAL");
+    expect((await search(root, "f123")).some((h) => h.name === "f123")).toBe(true);
+    const again = (await callDaemon(root, "build", { project_path: root, force: true })) as { node_count: number };
+    expect(again.node_count).toBeGreaterThan(400);
+  });
+
+  it("after an incremental build of over 1,000 files the build thread is replaced, and the next save resolves against the warm state it reloaded", async () => {
+    const root = makeProject({ files: { "pkg/__init__.py": "", "pkg/m0.py": "def f0():\n    return 0\n" } });
+    await callDaemon(root, "build", { project_path: root });
+    // Files added while no daemon runs: the catch-up build of the next daemon indexes them all, on its build thread.
+    await stopDaemon(root);
+    for (let i = 1; i < 1100; i++) fs.writeFileSync(path.join(root, `pkg/m${i}.py`), `from pkg.m${i - 1} import f${i - 1}\n\n\ndef f${i}():\n    return f${i - 1}()\n`);
+    await callDaemon(root, "ping", {});
     const logFile = path.join(root, ".codemem/daemon.log");
     await waitFor("the build thread to be replaced", () => fs.readFileSync(logFile, "utf8").includes("build thread replaced"));
+    await watcherReady(root);
     fs.appendFileSync(path.join(root, "pkg/m5.py"), "\nfrom pkg.m900 import f900\n\n\ndef brand_new_caller():\n    return f900()\n");
     await waitFor("brand_new_caller in search", async () => (await search(root, "brand_new_caller")).some((h) => h.name === "brand_new_caller"), 20_000, 100);
-    const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
-    try {
-      const edge = db.prepare("SELECT t.file_path FROM edges e JOIN symbols si ON si.id = e.source JOIN symbols ti ON ti.id = e.target JOIN nodes s ON s.id = si.name JOIN nodes t ON t.id = ti.name WHERE s.name = 'brand_new_caller' AND e.type = 'calls'").all();
-      expect(edge).toEqual([{ file_path: "pkg/m900.py" }]);
-    } finally {
-      db.close();
-    }
+    expect(callsOf(root, "brand_new_caller")).toEqual([{ file_path: "pkg/m900.py" }]);
     expect(fs.readFileSync(logFile, "utf8")).not.toMatch(/"level":"(error|warn)"/);
   });
 

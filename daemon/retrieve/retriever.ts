@@ -35,6 +35,13 @@ const CANDIDATES = 120;
 /** Words of a question used by lexical search (a long question's most telling ones). */
 const TERMS = 24;
 const FILE_CANDIDATES = 30;
+/**
+ * A word is common (Retriever.common) beyond this share of the nodes and this many of them: only then
+ * does scoring its rows cost (small projects answer in a few ms, and leaving rows out there moved
+ * rankings of the small language sets).
+ */
+const COMMON_SHARE = 0.05;
+const COMMON_MIN_NODES = 1000;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
 /** Share of the best hit's score a candidate in the file most worked in lately gains (fixed before measuring). */
@@ -265,12 +272,25 @@ export class Retriever {
 
   /** Module nodes of the files matching by whole-file BM25, with their normalised scores. */
   async fileMatches(query: string): Promise<Scored[]> {
-    return this.scored(normalised(await this.store.lexicalFiles(this.words(query), FILE_CANDIDATES), 0));
+    const words = this.words(query);
+    return this.scored(normalised(await this.store.lexicalFiles(words, FILE_CANDIDATES, this.common(words)), 0));
   }
 
   /** Nodes matching by BM25 over their fields, with normalised scores. */
   async lexical(query: string): Promise<Scored[]> {
-    return this.scored(normalised(await this.store.lexicalNodes(this.words(query), CANDIDATES), 0));
+    const words = this.words(query);
+    return this.scored(normalised(await this.store.lexicalNodes(words, CANDIDATES, this.common(words)), 0));
+  }
+
+  /**
+   * The words in more than COMMON_SHARE of the nodes, and COMMON_MIN_NODES (by names, signatures,
+   * docstrings and paths): beside a rarer word they only re-rank, and the rows holding nothing else
+   * need not be scored.
+   */
+  private common(words: string[]): Set<string> {
+    if (this.warming.has("term weights")) return new Set();
+    const floor = Math.max(COMMON_SHARE * this.nodeCount, COMMON_MIN_NODES);
+    return new Set(words.filter((w) => (this.df.get(stem(w)) ?? 0) > floor));
   }
 
   /**

@@ -49,10 +49,14 @@ export interface IndexStore {
   /** Compacts and re-indexes (`build --optimize`). */
   optimize(): Promise<void>;
 
-  /** Nodes matching any of `words` (already split and lower-cased), best first by BM25 or the backend's equivalent. */
-  lexicalNodes(words: string[], limit: number): Promise<LexicalHit[]>;
-  /** Files matching any of `words` by whole-file text, best first; answers the file's module-node rowid. */
-  lexicalFiles(words: string[], limit: number): Promise<LexicalHit[]>;
+  /**
+   * Nodes matching any of `words` (already split and lower-cased), best first by BM25 or the backend's
+   * equivalent. Words in `common` (frequent in the project) still score, but a row holding only such
+   * words need not be a candidate when another word is rare: a backend may skip them (SQLite does).
+   */
+  lexicalNodes(words: string[], limit: number, common?: ReadonlySet<string>): Promise<LexicalHit[]>;
+  /** Files matching any of `words` by whole-file text, best first; answers the file's module-node rowid. `common` as for lexicalNodes. */
+  lexicalFiles(words: string[], limit: number, common?: ReadonlySet<string>): Promise<LexicalHit[]>;
   /** Nearest nodes to the unit vector `q` by cosine similarity, best first. */
   nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]>;
   /** Source text of one node. */

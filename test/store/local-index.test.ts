@@ -100,4 +100,32 @@ describe("local index", () => {
     const answer = await inc.engine.query({ project_path: inc.p.root, question: "QuickScan2Of template: quick scan of a sorted buffer" });
     expect(JSON.stringify(answer)).toMatch(/return len\(b\) \+ [012]/);
   });
+
+  it("leaves out of lexical search only the rows that hold nothing but common words, with every other row's BM25 exact", async () => {
+    const { engine, db } = await built(goFiles());
+    const store = (await engine.retriever()).store;
+    const d = db();
+    cleanups.push(() => d.close());
+    // Rows per word in the nodes' full text: the most frequent words are "common" here.
+    const rowsOf = (w: string) => new Set((d.prepare("SELECT rowid FROM fts_nodes WHERE fts_nodes MATCH ?").all(`"${w}"`) as { rowid: number }[]).map((r) => r.rowid));
+    const byCount = WORDS.map((w) => ({ w, rows: rowsOf(w) })).sort((a, b) => b.rows.size - a.rows.size);
+    const common = new Set(byCount.slice(0, 3).map((x) => x.w));
+    const words = byCount.map((x) => x.w);
+    const rare = new Set(byCount.slice(3).flatMap((x) => [...x.rows]));
+    for (const [method, limit] of [["lexicalNodes", 100000], ["lexicalNodes", 25], ["lexicalFiles", 100000], ["lexicalFiles", 7]] as const) {
+      const all = await store[method](words, 100000);
+      const gated = await store[method](words, limit, common);
+      const score = new Map(all.map((h) => [h.rowid, h.score]));
+      if (method === "lexicalNodes") {
+        // Exactly the rows holding a rare word, when unlimited; the best of them when limited.
+        const expected = all.filter((h) => rare.has(h.rowid)).slice(0, limit);
+        expect(gated.map((h) => h.rowid)).toEqual(expected.map((h) => h.rowid));
+        expect(all.length).toBeGreaterThan(gated.length);
+      }
+      for (const h of gated) expect(h.score).toBeCloseTo(score.get(h.rowid)!, 9);
+      expect(gated.length).toBeGreaterThan(0);
+    }
+    // Without a rare word nothing is left out.
+    expect(await store.lexicalNodes([...common], 50, common)).toEqual(await store.lexicalNodes([...common], 50));
+  });
 });

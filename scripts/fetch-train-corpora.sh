@@ -432,7 +432,7 @@ prune_tree() {
 # evaluation corpora; the dropped ones are listed in $TRAIN/.overlap/NAME.txt.
 decontaminate() {
   mkdir -p "$TRAIN/.overlap"
-  node "$TMP/overlap.mjs" "$EVAL" "$2" > "$TRAIN/.overlap/$1.txt"
+  node "$TMP/overlap.mjs" "$EVAL" "$2" "$TRAIN/.overlap" > "$TRAIN/.overlap/$1.txt"
   local n
   n="$(grep -c . "$TRAIN/.overlap/$1.txt" || true)"
   [[ "$n" == 0 ]] || log "$1: dropped $n file(s) overlapping the evaluation corpora"
@@ -440,12 +440,14 @@ decontaminate() {
 
 write_overlap_checker() {
   cat > "$TMP/overlap.mjs" <<'EOF'
-// node overlap.mjs EVAL_DIR DIR: delete every file of DIR that shares code with
+// node overlap.mjs EVAL_DIR DIR CACHE_DIR: delete every file of DIR that shares code with
 // the .py/.go/.ts files of EVAL_DIR; print "path<TAB>reason" for each.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 
-const [evalDir, dir] = process.argv.slice(2);
+const [evalDir, dir, cacheDir] = process.argv.slice(2);
 const MIN_LEN = 20;        // shorter lines are too generic to tell anything
 const BOILERPLATE = 5;     // lines found in this many eval files are ignored
 const MAX_RUN = 6;         // this many consecutive shared lines: a copy
@@ -463,13 +465,25 @@ function* walk(d) {
 const lines = (text) =>
   text.split('\n').map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l.length >= MIN_LEN);
 
-const seen = new Map();   // line -> number of eval files containing it
-const wholeFiles = new Set();
-for (const f of walk(evalDir)) {
-  if (!/\.(py|go|ts)$/.test(f)) continue;
-  const ls = lines(fs.readFileSync(f, 'utf8'));
-  wholeFiles.add(ls.join('\n'));
-  for (const l of new Set(ls)) seen.set(l, (seen.get(l) ?? 0) + 1);
+// The evaluation corpora's lines are indexed once and kept (v8-serialised) beside the overlap
+// lists, keyed by every evaluation file's path, size and mtime: reading the 34,000 files again for
+// each of 300 packages took most of the fetch's time.
+const evalFiles = [...walk(evalDir)].filter((f) => /\.(py|go|ts)$/.test(f)).sort();
+const key = createHash('sha1').update(evalFiles.map((f) => { const s = fs.statSync(f); return `${f}\t${s.size}\t${s.mtimeMs}`; }).join('\n')).digest('hex');
+const cacheFile = path.join(cacheDir, 'eval-lines.v8');
+let cached = null;
+try { cached = v8.deserialize(fs.readFileSync(cacheFile)); } catch { cached = null; }
+let seen, wholeFiles;   // line -> number of eval files containing it; whole files' lines
+if (cached && cached.key === key) ({ seen, wholeFiles } = cached);
+else {
+  seen = new Map();
+  wholeFiles = new Set();
+  for (const f of evalFiles) {
+    const ls = lines(fs.readFileSync(f, 'utf8'));
+    wholeFiles.add(ls.join('\n'));
+    for (const l of new Set(ls)) seen.set(l, (seen.get(l) ?? 0) + 1);
+  }
+  fs.writeFileSync(cacheFile, v8.serialize({ key, seen, wholeFiles }));
 }
 if (seen.size < 100000) throw new Error(`evaluation corpora under ${evalDir} look incomplete`);
 

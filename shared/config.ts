@@ -39,7 +39,7 @@ export interface ResolvedConfig {
     testPatterns: string[];
   };
   embedder: {
-    kind: "builtin" | "neural";
+    kind: "builtin" | "neural" | "trained";
     model: string;
     modelDir?: string;
     cacheDir?: string;
@@ -215,7 +215,7 @@ export type ConfigFlags = {
   dbUrl?: string;
   batchSize?: number;
   budget?: number;
-  embedder?: "builtin" | "neural";
+  embedder?: "builtin" | "neural" | "trained";
   excludeSecrets?: boolean;
 };
 
@@ -429,8 +429,8 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
     embedder: {
       kind:
         flags.embedder ??
-        oneOf(env.CODEMEM_EMBEDDER || undefined, ["builtin", "neural"] as const, "CODEMEM_EMBEDDER") ??
-        oneOf(str(e, "kind", file, "embedder"), ["builtin", "neural"] as const, `${file}: [embedder] kind`) ??
+        oneOf(env.CODEMEM_EMBEDDER || undefined, ["builtin", "neural", "trained"] as const, "CODEMEM_EMBEDDER") ??
+        oneOf(str(e, "kind", file, "embedder"), ["builtin", "neural", "trained"] as const, `${file}: [embedder] kind`) ??
         DEFAULTS.embedder.kind,
       model: str(e, "model", file, "embedder") ?? DEFAULTS.embedder.model,
       modelDir: str(e, "model_dir", file, "embedder"),

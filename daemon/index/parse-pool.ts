@@ -17,7 +17,7 @@ interface Job {
   path: string;
   language: LanguageId;
   source: string;
-  /** The built-in embedder's id: a worker also prepares the file's definition documents with it. */
+  /** The built-in or trained embedder's id: a worker also prepares the file's definition documents with it. */
   embedder?: string;
 }
 

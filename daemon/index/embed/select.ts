@@ -1,10 +1,12 @@
 import type { ResolvedConfig } from "../../../shared/config.js";
 import { BuiltinEmbedder } from "./builtin.js";
 import type { Embedder } from "./embedder.js";
+import { TrainedEmbedder } from "./trained.js";
 
 /** The embedder the configuration asks for; the neural runtime is loaded only when chosen. */
 export async function createEmbedder(cfg: ResolvedConfig): Promise<Embedder> {
   if (cfg.embedder.kind === "builtin") return new BuiltinEmbedder();
+  if (cfg.embedder.kind === "trained") return new TrainedEmbedder();
   const { createNeuralEmbedder } = await import("./neural.js");
   return createNeuralEmbedder({
     model: cfg.embedder.model,

@@ -27,8 +27,11 @@ import random
 import struct
 import time
 
-import torch
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn.functional as F
+except ModuleNotFoundError:
+    raise SystemExit("train-model.py needs Debian's PyTorch: sudo apt-get install -y python3-torch, then run it with /usr/bin/python3")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAGIC = "codemem-code-model-1"

@@ -19,11 +19,7 @@ import Database from "better-sqlite3";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = (p) => path.join(root, "dist", p);
-const { resolveConfig } = await import(dist("shared/config.js"));
-const { discover, inspectContent } = await import(dist("daemon/index/walk.js"));
-const { Extractor } = await import(dist("daemon/index/extract.js"));
-const { resolveGraph } = await import(dist("daemon/index/resolve.js"));
-const { childNamesByParent, embeddingText } = await import(dist("daemon/index/documents.js"));
+const { embeddingText } = await import(dist("daemon/index/documents.js"));
 const { contentWords, stem } = await import(dist("daemon/index/text.js"));
 const { writeWordVectors } = await import(dist("daemon/index/embed/word-vectors.js"));
 const { HashFeatures } = await import(dist("daemon/index/embed/hash-features.js"));
@@ -45,50 +41,21 @@ const MASK = Number(opt("--mask", 0.5));
 const GROUPED = Number(opt("--grouped", 0.5));
 const MIN_COUNT = 5;
 const OUT = path.resolve(opt("--out", path.join(root, "daemon/index/embed/code-words.bin")));
-const trainDir = path.join(root, ".bench-cache/train");
-const cacheFile = path.join(root, ".bench-cache/train-pairs.json");
+const pairsDir = path.join(root, ".bench-cache/model-pairs");
 
 const log = (...a) => console.error("train-embedder:", ...a);
 const words = (text) => contentWords(text).map(stem);
 
-// 1. Pairs (docstring summary → code without its docstring) from every training corpus.
+// 1. Pairs (docstring summary → code without its docstring) from every training corpus, as
+// scripts/model-pairs.mjs writes them per package (it keeps a package's pairs while its stamp holds).
 if (!args.includes("--no-fetch")) execFileSync("bash", [path.join(root, "scripts/fetch-train-corpora.sh")], { stdio: ["ignore", "ignore", "inherit"] });
-let pairs;
-const stamp = fs.readdirSync(trainDir).sort().map((d) => `${d}:${fs.existsSync(path.join(trainDir, d, ".corpus-source")) ? fs.readFileSync(path.join(trainDir, d, ".corpus-source"), "utf8").trim() : ""}`).join("|");
-if (fs.existsSync(cacheFile) && JSON.parse(fs.readFileSync(cacheFile, "utf8")).stamp === stamp) {
-  pairs = JSON.parse(fs.readFileSync(cacheFile, "utf8")).pairs;
-  log(`${pairs.length} pairs from cache`);
-} else {
-  pairs = [];
-  const extractor = new Extractor();
-  for (const name of fs.readdirSync(trainDir).sort()) {
-    const dir = path.join(trainDir, name);
-    if (!fs.statSync(dir).isDirectory()) continue;
-    const cfg = resolveConfig(dir);
-    const extracts = [];
-    for (const c of discover(cfg).files) {
-      const buf = fs.readFileSync(c.abs);
-      if (inspectContent(c.path, buf)) continue;
-      try {
-        extracts.push(await extractor.extract(c.path, buf.toString("utf8"), c.language));
-      } catch {
-        // unparsable file: skipped
-      }
-    }
-    const g = resolveGraph(extracts);
-    const children = childNamesByParent(g.nodes);
-    let n0 = pairs.length;
-    for (const n of g.nodes) {
-      const summary = n.docstring.split(/\n\s*\n/)[0].replace(/\s+/g, " ").trim();
-      if (summary.length < 20 || /^(copyright|license|todo|deprecated|author)/i.test(summary)) continue;
-      const q = words(summary).slice(0, 48);
-      const c = words(embeddingText({ ...n, docstring: "" }, children.get(n.id) ?? []));
-      if (q.length >= 3 && c.length >= 2) pairs.push([q.join(" "), c.join(" "), name]);
-    }
-    log(`${name}: ${extracts.length} files, ${pairs.length - n0} pairs`);
-  }
-  fs.writeFileSync(cacheFile, JSON.stringify({ stamp, pairs }));
+execFileSync(process.execPath, [path.join(root, "scripts/model-pairs.mjs")], { stdio: ["ignore", "ignore", "inherit"] });
+const pairs = [];
+for (const f of fs.readdirSync(pairsDir).filter((f) => f.endsWith(".json")).sort()) {
+  const pkg = f.replace(/\.json$/, "");
+  for (const [q, c] of JSON.parse(fs.readFileSync(path.join(pairsDir, f), "utf8")).pairs) pairs.push([q, c, pkg]);
 }
+log(`${pairs.length} pairs`);
 
 // 2. Vocabulary and SIF weights a/(a + p(w)): frequent words count less.
 const counts = new Map();

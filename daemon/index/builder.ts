@@ -207,7 +207,7 @@ export type FromThread =
 interface Host {
   send(m: ToThread): void;
   onMessage(fn: (m: FromThread) => void): void;
-  /** Once, when the host stopped (exit, crash), with why. */
+  /** When the host stopped, with why (a crash may tell twice: its error, then its exit). */
   onGone(fn: (why: string) => void): void;
   stop(): void;
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
-import { stateDirs, writeFileAtomic } from "./paths.js";
+import { ensureOwnDir, stateDirs, writeFileAtomic } from "./paths.js";
 import { isTrusted, revokeTrust, trustContent } from "./trust.js";
 
 /**
@@ -145,6 +145,7 @@ export function readStoreChoice(root: string, env: Env = process.env): (StoreCho
 export function recordStoreChoice(root: string, s: StoreSettings, env: Env = process.env): void {
   const choice: StoreChoice = { backend: s.backend, ...(s.dbUrl ? { db_url: s.dbUrl } : {}), ...(s.backend === "postgres" ? { schema: s.schema } : {}) };
   const file = stateDirs(root).storeChoice;
+  ensureOwnDir(path.dirname(file)); // not the project itself, if it was deleted meanwhile
   const text = JSON.stringify(choice, null, 2) + "\n";
   if (s.dbUrl) trustContent(file, text, env);
   writeFileAtomic(file, text);

@@ -186,10 +186,16 @@ export function fileStamps(text: string | undefined): Record<string, string> {
  * Creates a directory codemem owns inside a project (`.codemem/`, `codegraph-out/`) with a
  * `.gitignore` of `*` in it, so that none of it is committed by accident, and no edit of the
  * project's own .gitignore is needed. Best effort for the .gitignore: a read-only or full disk
- * fails the real write that follows, not this.
+ * fails the real write that follows, not this. The project must exist (ENOENT otherwise).
  */
 export function ensureOwnDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
+  // The directory alone, never its project: a project deleted under a running daemon (rm -rf while
+  // a watch batch builds) must not come back as a folder holding only codemem's state.
+  try {
+    fs.mkdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
   const ignore = path.join(dir, ".gitignore");
   try {
     fs.writeFileSync(ignore, "# Made by codemem: derived state, not for version control.\n*\n", { flag: "wx" });

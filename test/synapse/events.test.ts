@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendEvent, onEvent, EventTail, EVENT_LIMITS } from "../../dist/shared/events.js";
+import { recordStoreChoice } from "../../dist/shared/config.js";
 import { distUrl, runNode } from "./helpers.js";
 
 const EVENTS_URL = distUrl("shared/events.js");
@@ -21,6 +22,15 @@ const eventsFile = (root: string) => join(root, ".codemem", "events.jsonl");
 const lines = (file: string) => readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
 
 describe("event lines", () => {
+  it("a project deleted meanwhile is not made again: its event is dropped, its store choice refused", () => {
+    const root = project();
+    rmSync(root, { recursive: true });
+    // A daemon's late writes (a watch batch that was building while `rm -rf` ran): nothing comes back.
+    appendEvent(root, { source: "watch", kind: "watch_batch", files: ["a.py"] });
+    expect(() => recordStoreChoice(root, { backend: "local" } as Parameters<typeof recordStoreChoice>[1])).toThrow(/ENOENT/);
+    expect(existsSync(root)).toBe(false);
+  });
+
   it("writes one versioned JSON object per line and publishes it in process", () => {
     const root = project();
     const seen: unknown[] = [];

@@ -14,7 +14,7 @@ import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { ensureOwnDir, fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
-import { memoryMb } from "./index/builder.js";
+import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
@@ -211,7 +211,7 @@ async function main(): Promise<void> {
         index_exists: indexed(),
         idle_exit: idleMs > 0 ? { after_minutes: settings.idleMinutes, idle_s: Math.round(server.idleMs() / 1000) } : null,
         rss_bytes: process.memoryUsage.rss(),
-        memory_mb: { rss: Math.round(process.memoryUsage.rss() / 1e5) / 10, main: memoryMb(), build_thread: (await engine.builder.memory?.()) ?? null },
+        memory_mb: { rss: rssMb(), main: memoryMb(), build_thread: (await engine.builder.memory?.()) ?? null },
         watcher: watcher ? { ...watcher.status(), caught_up: caughtUp } : null,
         build: engine.buildProgress ?? null,
       }),

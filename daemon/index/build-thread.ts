@@ -8,7 +8,7 @@ import type { ResolvedConfig } from "../../shared/config.js";
 import { asCodememError } from "../../shared/errors.js";
 import { configureLog } from "../../shared/log.js";
 import { collectWhenIdle } from "../../shared/memory.js";
-import { LocalBuilder, memoryMb, writeGraphInThread, type FromThread, type ToThread } from "./builder.js";
+import { LocalBuilder, memoryMb, rssMb, writeGraphInThread, type FromThread, type ToThread } from "./builder.js";
 import type { Embedder } from "./embed/embedder.js";
 import { createEmbedder } from "./embed/select.js";
 
@@ -36,7 +36,7 @@ function embedderFor(cfg: ResolvedConfig): Promise<Embedder> {
 let queue = Promise.resolve();
 port.on((m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
-  if (m.type === "memory") return void port.postMessage({ type: "memory", id: m.id, memory: apart ? { ...memoryMb(), rss: Math.round(process.memoryUsage.rss() / 1e5) / 10 } : memoryMb() } satisfies FromThread);
+  if (m.type === "memory") return void port.postMessage({ type: "memory", id: m.id, memory: apart ? { ...memoryMb(), rss: rssMb() } : memoryMb() } satisfies FromThread);
   // Also at once: it stops the build running now, not one queued after it.
   if (m.type === "cancel") return void builder?.cancel();
   queue = queue.then(() => handle(m));

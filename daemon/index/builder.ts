@@ -44,6 +44,11 @@ export function memoryMb(): Record<string, number> {
   return Object.fromEntries(Object.entries({ heapUsed, heapTotal, external, arrayBuffers }).map(([k, v]) => [k, Math.round(v / 1e5) / 10]));
 }
 
+/** The whole process's resident memory, in MB (a thread's figures are memoryMb's). */
+export function rssMb(): number {
+  return Math.round(process.memoryUsage.rss() / 1e5) / 10;
+}
+
 /** A build that indexed this many files gets a fresh build thread afterwards (ThreadBuilder.recycle). */
 const RECYCLE_AFTER_FILES = 1000;
 

@@ -271,15 +271,19 @@ export class Retriever {
   }
 
   /** Module nodes of the files matching by whole-file BM25, with their normalised scores. */
-  async fileMatches(query: string): Promise<Scored[]> {
-    const words = this.words(query);
-    return this.scored(normalised(await this.store.lexicalFiles(words, FILE_CANDIDATES, this.common(words)), 0));
+  async fileMatches(q: LexicalQuery): Promise<Scored[]> {
+    return this.scored(normalised(await this.store.lexicalFiles(q.words, FILE_CANDIDATES, q.common), 0));
   }
 
   /** Nodes matching by BM25 over their fields, with normalised scores. */
-  async lexical(query: string): Promise<Scored[]> {
+  async lexical(q: LexicalQuery): Promise<Scored[]> {
+    return this.scored(normalised(await this.store.lexicalNodes(q.words, CANDIDATES, q.common), 0));
+  }
+
+  /** A question's words for lexical search, and which of them are common. */
+  private lexicalQuery(query: string): LexicalQuery {
     const words = this.words(query);
-    return this.scored(normalised(await this.store.lexicalNodes(words, CANDIDATES, this.common(words)), 0));
+    return { words, common: this.common(words) };
   }
 
   /**
@@ -313,7 +317,8 @@ export class Retriever {
   async search(query: string, embedder: Embedder, limit: number, recall?: Recall, groupBy: GroupBy = "node"): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
-    const [lex, vec, files] = await Promise.all([this.lexical(query), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(query)]);
+    const lq = this.lexicalQuery(query);
+    const [lex, vec, files] = await Promise.all([this.lexical(lq), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(lq)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
@@ -431,6 +436,12 @@ function diversify(sorted: Hit[], limit: number): Hit[] {
     out.push({ ...h, score: bestScore });
   }
   return out;
+}
+
+/** The words a question's lexical search uses, and those of them common in the project (Retriever.common). */
+interface LexicalQuery {
+  words: string[];
+  common: Set<string>;
 }
 
 /** A candidate with its score normalised to [0, 1] within one question. */

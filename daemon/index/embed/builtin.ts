@@ -11,8 +11,13 @@ const HASH_DIM = 256;
 const LEARNED_SHARE = 0.6;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-// tsc does not copy data files: from dist/daemon/index/embed the vectors live in the source tree.
-const VECTORS_FILE = [path.join(here, "code-words.bin"), path.resolve(here, "../../../../daemon/index/embed/code-words.bin")].find((f) => fs.existsSync(f));
+
+/** A data file shipped beside the embedders; tsc does not copy them, so from dist/ it is read in the source tree. */
+export function shippedFile(name: string): string | undefined {
+  return [path.join(here, name), path.resolve(here, "../../../../daemon/index/embed", name)].find((f) => fs.existsSync(f));
+}
+
+const VECTORS_FILE = shippedFile("code-words.bin");
 
 /**
  * The default embedder: deterministic and offline. A text's vector joins two parts, so that its

@@ -1,17 +1,12 @@
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { CodememError } from "../../../shared/errors.js";
-import { BuiltinEmbedder } from "./builtin.js";
+import { BuiltinEmbedder, shippedFile } from "./builtin.js";
 import { CodeModel } from "./code-model.js";
 import type { Embedder } from "./embedder.js";
 
 /** Share of the cosine carried by the code-search model; the built-in vector carries the rest. */
 export const MODEL_SHARE = 0.25;
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-// tsc does not copy data files: from dist/daemon/index/embed the model lives in the source tree.
-export const MODEL_FILE = [path.join(here, "code-model.bin"), path.resolve(here, "../../../../daemon/index/embed/code-model.bin")].find((f) => fs.existsSync(f));
+export const MODEL_FILE = shippedFile("code-model.bin");
 
 /**
  * The built-in vector joined with codemem's own code-search model (scripts/train-model.py), so that

@@ -3,7 +3,7 @@
 // embedder's own (about 40% non-zero dimensions) and dense random ones.
 // Usage: npm run bench:vector   (or: node scripts/bench-vector.mjs after a build)
 import { BuiltinEmbedder } from "../dist/daemon/index/embed/builtin.js";
-import { bestIndices, quantize, VectorMatrix } from "../dist/daemon/store/local.js";
+import { bestIndices, quantize, VectorMatrix } from "../dist/daemon/store/vector-matrix.js";
 import { seededRandom, unitVector as randomUnitVector } from "../dist/shared/random.js";
 
 const DIM = 384;

@@ -318,7 +318,9 @@ export class Retriever {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
     const lq = this.lexicalQuery(query);
-    const [lex, vec, files] = await Promise.all([this.lexical(lq), this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(lq)]);
+    // The vector search is asked first: the local index scores vectors on a thread of its own while
+    // the lexical queries run here.
+    const [vec, lex, files] = await Promise.all([this.warming.has("vector search") ? [] : this.vector(qv), this.lexical(lq), this.fileMatches(lq)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);

@@ -7,7 +7,8 @@ import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
-import { dotKernel } from "./simd-dot.js";
+import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
+import { VectorThread } from "./vector-thread.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
@@ -30,7 +31,8 @@ export class LocalStore implements IndexStore {
   private applied = false;
   /** This build created the file: if it ends without an `apply`, the file goes (no empty index stays behind). */
   private created = false;
-  private matrix?: VectorMatrix;
+  /** A reader's vector search (the dense matrix on a thread of its own), started by the first vector search or warm(). */
+  private vectorThread?: VectorThread;
   private stmts = new Map<string, Database.Statement>();
 
   private constructor(
@@ -151,11 +153,14 @@ export class LocalStore implements IndexStore {
   }
 
   async close(): Promise<void> {
+    const vectors = this.vectorThread;
+    this.vectorThread = undefined;
+    await vectors?.close();
     // A build that failed (nothing applied: a full disk) checkpoints anyway: no settled work follows it.
     if (this.db.open && !this.db.readonly && !(this.keepWal && this.applied)) {
       // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
       try {
-        // Never waits: a reader's open snapshot (a matrix loading in slices) would hold this thread
+        // Never waits: a reader's open snapshot (its vector thread loading) would hold this thread
         // for the whole busy timeout, and the next writer checkpoints anyway.
         this.db.pragma("busy_timeout = 0");
         this.db.pragma("wal_checkpoint(TRUNCATE)");
@@ -300,46 +305,45 @@ export class LocalStore implements IndexStore {
     return (this.stmt(sql).all(expr, limit) as LexicalHit[]).map((r) => ({ rowid: Number(r.rowid), score: r.score }));
   }
 
-  async nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {
-    if (!this.matrix) await this.warm();
-    return this.matrix!.nearest(q, limit);
+  /** Posted to the vector thread at once when its vectors are loaded: the caller's next queries overlap the scan. */
+  nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {
+    if (this.vectorThread && !this.warming) return this.vectorThread.nearest(q, limit);
+    return this.warm().then(() => this.vectorThread!.nearest(q, limit));
   }
 
   private warming?: Promise<void>;
-  /** Files re-indexed while the matrix loads from an older snapshot: patched in once it is loaded. */
+  /** Files re-indexed while the vectors load from an older snapshot: patched in once they are loaded. */
   private stale?: Set<string>;
 
   /**
-   * Loads the vector matrix in slices from a snapshot of its own connection, yielding between them,
-   * so this connection keeps answering meanwhile (0.6 s at 60K nodes would otherwise hold a start's
-   * first answers).
+   * Starts the vector thread, which loads the vectors from a snapshot of its own connection: this
+   * connection keeps answering meanwhile (0.6 s at 60K nodes would otherwise hold a start's first
+   * answers). A thread that stopped (a crash) is replaced on the next call.
    */
   warm(): Promise<void> {
-    if (this.matrix) return Promise.resolve();
+    if (this.vectorThread && !this.warming) return Promise.resolve();
     this.warming ??= (async () => {
-      const snap = new Database(this.file, { readonly: true, fileMustExist: true });
-      sqliteVec.load(snap);
       this.stale = new Set();
-      try {
-        snap.exec("BEGIN");
-        const m = await VectorMatrix.load(snap, Number(this.metaValue("dim")), () => new Promise<void>((r) => setImmediate(r)));
-        snap.exec("COMMIT");
-        this.matrix ??= m;
-      } finally {
-        snap.close();
-      }
+      const t = new VectorThread({ file: this.file, dim: Number(this.metaValue("dim")) }, () => {
+        if (this.vectorThread === t) this.vectorThread = undefined;
+      });
+      this.vectorThread = t;
+      await t.loaded;
       const stale = [...this.stale];
       this.stale = undefined;
       if (stale.length) await this.refresh(stale);
-    })().finally(() => (this.warming = undefined));
+    })().finally(() => {
+      this.warming = undefined;
+      this.stale = undefined;
+    });
     return this.warming;
   }
 
   async refresh(files: string[]): Promise<void> {
     if (this.stale) for (const f of files) this.stale.add(f);
-    if (!this.matrix) return;
+    if (!this.vectorThread || this.stale) return;
     const rows = (await this.catalog(files)).map((n) => ({ rowid: n.rowid, file: n.file_path }));
-    this.matrix.patch(files, rows, this.quantized(rows.map((r) => r.rowid)));
+    this.vectorThread.patch(files, rows, this.quantized(rows.map((r) => r.rowid)));
   }
 
   /** One read transaction: every read in `reads` sees the same committed index (WAL keeps it while builds commit). */
@@ -495,162 +499,6 @@ function nodeText(blob: Buffer): NodeText {
 /** FTS5 query matching any of the words; each is quoted, so user text cannot form operators. */
 function matchExpr(words: string[]): string {
   return words.map((w) => `"${w.replace(/"/g, "")}"`).join(" OR ");
-}
-
-/** A unit vector as stored: int8 components, `value = q × scale`. */
-export interface Quantized {
-  q: Int8Array;
-  scale: number;
-}
-
-/** Symmetric int8 quantization with one scale per vector (its largest component maps to ±127). */
-export function quantize(v: Float32Array): Quantized {
-  let max = 0;
-  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]));
-  const scale = max > 0 ? max / 127 : 1;
-  const q = new Int8Array(v.length);
-  for (let i = 0; i < v.length; i++) q[i] = Math.round(v[i] / scale);
-  return { q, scale };
-}
-
-function dequantize({ q, scale }: Quantized): Float32Array {
-  const v = new Float32Array(q.length);
-  for (let i = 0; i < q.length; i++) v[i] = q[i] * scale;
-  return v;
-}
-
-/**
- * Every vector of the index in one dense int8 matrix, patched in place: a re-indexed file's slots
- * are freed and reused, so a save copies nothing (a copy of the whole matrix cost ~0.5 s at 60K
- * nodes). Stored by row (one `stride`-byte row per slot, zero-padded to a multiple of 16) in a
- * WebAssembly memory, scored by the SIMD kernel of simd-dot.ts against the query quantized to int16.
- * Memory layout: the query (`stride` int16s), the rows (`capacity` × `stride` bytes), then one i32
- * score per slot (scratch, so it moves freely when the rows grow).
- */
-export class VectorMatrix {
-  private readonly memory = new WebAssembly.Memory({ initial: 0 });
-  private readonly dots = dotKernel(this.memory);
-  private readonly stride: number;
-  /** Views into `memory`, re-made whenever it grows (growing detaches the old ones). */
-  private query!: Int16Array;
-  private rows!: Int8Array;
-  private scales: Float32Array;
-  /** The node in each slot; -1 for a free slot. */
-  private rowids: Int32Array;
-  private readonly slotsOf = new Map<string, number[]>();
-  private free: number[] = [];
-  private capacity = 0;
-
-  constructor(private readonly dim: number, capacity: number) {
-    this.stride = Math.ceil(dim / 16) * 16;
-    this.scales = new Float32Array(0);
-    this.rowids = new Int32Array(0);
-    this.grow(capacity);
-  }
-
-  /** Every vector of `db`, read in slices of nodes by rowid with `pause` awaited between them. */
-  static async load(db: Database.Database, dim: number, pause: () => Promise<void>): Promise<VectorMatrix> {
-    const count = (db.prepare("SELECT count(*) AS c FROM nodes").get() as { c: number }).c;
-    const m = new VectorMatrix(dim, Math.ceil(count * 1.05) + 64);
-    const st = db.prepare("SELECT n.rowid AS rowid, v.embedding AS embedding, n.vec_scale AS scale, n.file_path AS file FROM nodes n JOIN vec_nodes v ON v.rowid = n.rowid WHERE n.rowid > ? ORDER BY n.rowid LIMIT 4000");
-    for (let after = 0; ; ) {
-      const rows = st.all(after) as { rowid: number; embedding: Buffer; scale: number; file: string }[];
-      if (rows.length === 0) return m;
-      for (const r of rows) m.put(r.rowid, r.file, { q: new Int8Array(r.embedding.buffer, r.embedding.byteOffset, dim), scale: r.scale });
-      after = rows[rows.length - 1].rowid;
-      await pause();
-    }
-  }
-
-  private put(rowid: number, file: string, v: Quantized): void {
-    if (this.free.length === 0) this.grow(Math.ceil(this.capacity * 1.5) + 64);
-    const slot = this.free.pop()!;
-    this.rows.set(v.q, slot * this.stride);
-    this.scales[slot] = v.scale;
-    this.rowids[slot] = rowid;
-    const l = this.slotsOf.get(file);
-    if (l) l.push(slot);
-    else this.slotsOf.set(file, [slot]);
-  }
-
-  private grow(capacity: number): void {
-    const old = this.capacity;
-    const qBytes = this.stride * 2;
-    const need = qBytes + capacity * (this.stride + 4);
-    const pages = Math.ceil(need / 65536) - this.memory.buffer.byteLength / 65536;
-    if (pages > 0) this.memory.grow(pages);
-    this.query = new Int16Array(this.memory.buffer, 0, this.stride);
-    this.rows = new Int8Array(this.memory.buffer, qBytes, capacity * this.stride);
-    // The new rows held the old score scratch: zeroed, so no row's padding keeps stale bytes.
-    this.rows.fill(0, old * this.stride);
-    const scales = new Float32Array(capacity);
-    scales.set(this.scales);
-    const rowids = new Int32Array(capacity).fill(-1);
-    rowids.set(this.rowids);
-    for (let i = capacity - 1; i >= old; i--) this.free.push(i);
-    Object.assign(this, { scales, rowids, capacity });
-  }
-
-  /** Frees the slots of `files` and puts the given rows (their current nodes) in. */
-  patch(files: string[], rows: { rowid: number; file: string }[], vectors: Map<number, Quantized>): void {
-    for (const f of files) {
-      for (const slot of this.slotsOf.get(f) ?? []) {
-        this.rowids[slot] = -1;
-        this.free.push(slot);
-      }
-      this.slotsOf.delete(f);
-    }
-    for (const r of rows) {
-      const v = vectors.get(r.rowid);
-      if (v) this.put(r.rowid, r.file, v);
-    }
-  }
-
-  /** Exact cosine search over the quantized vectors (unit length before quantization), best `limit` first. */
-  nearest(q: Float32Array, limit: number): { rowid: number; sim: number }[] {
-    const n = this.capacity;
-    // The query as int16 (its largest component maps to ±32767): dot × row scale × `qScale` is the cosine.
-    let max = 0;
-    for (let d = 0; d < this.dim; d++) max = Math.max(max, Math.abs(q[d]));
-    const qScale = max > 0 ? max / 32767 : 1;
-    for (let d = 0; d < this.dim; d++) this.query[d] = Math.round(q[d] / qScale);
-    const out = this.rows.byteOffset + this.rows.byteLength;
-    this.dots(this.query.byteOffset, this.rows.byteOffset, n, this.stride, out);
-    const dots = new Int32Array(this.memory.buffer, out, n);
-    // The cosines overwrite the integer dots in place, each read before it is written.
-    const sims = new Float32Array(this.memory.buffer, out, n);
-    for (let i = 0; i < n; i++) if (this.rowids[i] >= 0) sims[i] = dots[i] * this.scales[i] * qScale;
-    const idx = bestIndices(sims, n, limit, (i) => this.rowids[i] >= 0);
-    return idx.map((i) => ({ rowid: this.rowids[i], sim: sims[i] }));
-  }
-}
-
-/**
- * The `limit` best of `scores[0..n)` where `used(i)`, best first: a partial selection that keeps a
- * sorted list of the best so far (a full sort of 300K scores costs more than the scoring).
- */
-export function bestIndices(scores: Float32Array, n: number, limit: number, used: (i: number) => boolean): number[] {
-  const idx: number[] = [];
-  let floor = -Infinity;
-  for (let i = 0; i < n; i++) {
-    if (!used(i)) continue;
-    const s = scores[i];
-    if (idx.length < limit) {
-      idx.push(i);
-      if (idx.length === limit) {
-        idx.sort((a, b) => scores[b] - scores[a]);
-        floor = scores[idx[idx.length - 1]];
-      }
-    } else if (s > floor) {
-      let j = idx.length - 1;
-      while (j > 0 && scores[idx[j - 1]] < s) j--;
-      idx.splice(j, 0, i);
-      idx.pop();
-      floor = scores[idx[idx.length - 1]];
-    }
-  }
-  if (idx.length < limit) idx.sort((a, b) => scores[b] - scores[a]);
-  return idx;
 }
 
 /** Free megabytes on the file system holding `file` ('?' when it cannot be read). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { quantize, VectorMatrix, type Quantized } from "../../dist/daemon/store/local.js";
+import { quantize, VectorMatrix, type Quantized } from "../../dist/daemon/store/vector-matrix.js";
 import { dotKernel, scalarKernel } from "../../dist/daemon/store/simd-dot.js";
 import { seededRandom, unitVector as randomUnitVector } from "../../dist/shared/random.js";
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Retrieval benchmark: codemem vs. two baselines on real projects, with frozen question sets.
-//   npm run bench:retrieval [-- --json] [--corpus NAME] [--questions FILE ...]
+//   npm run bench:retrieval [-- --json] [--corpus NAME] [--questions FILE ...] [--baseline REF] [--corpora DIR]
 // By default four sets run on one build per corpus: questions.json and dev.json (used for tuning),
 // heldout.json (written before the later tuning and never tuned on) and languages-c.json (C and C++,
 // written before any tuning for them). Per set and corpus it prints
@@ -8,21 +8,32 @@
 // mean context tokens and files cited, next to two baselines measured in the same run: every file
 // pasted whole, and whole-file BM25 top-3 at codemem's mean token budget. Latency is per corpus,
 // over every question, with the index loaded (warm).
+// --baseline REF (default none) runs the same sets on the same corpora a second time with the code
+// at REF (built under .bench-cache/baseline-<sha>, in a child process) and prints both side by side.
+// --corpora DIR reads the corpora from DIR/<name> instead of fetching them into .bench-cache/corpora.
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { prepareBaseline } from "./baseline.mjs";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const dist = (p) => path.join(root, "dist", p);
-const { ProjectEngine } = await import(dist("daemon/engine.js"));
-const { splitWords } = await import(dist("daemon/index/text.js"));
-
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const opt = (name) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
+// --side DIST (internal): the baseline's run, with the build at DIST; its report as JSON on stdout.
+const sideDist = opt("--side");
+const { ProjectEngine } = await import(path.join(sideDist ?? path.join(root, "dist"), "daemon/engine.js"));
+// The whole-file BM25 yardstick splits words the same way on both sides: this build's splitWords.
+const { splitWords } = await import(path.join(root, "dist/daemon/index/text.js"));
+const baseRef = opt("--baseline") ?? "none";
+const corporaDir = opt("--corpora") && path.resolve(opt("--corpora"));
+const corpusDir = (name, c) => (corporaDir ? path.join(corporaDir, name) : path.join(root, c.dir));
+// Each side and corpora directory builds in its own copy, so runs do not share an index.
+const workDir = (name) => path.join(root, ".bench-cache/work", [corporaDir && path.basename(corporaDir), sideDist && path.basename(path.dirname(sideDist))].filter(Boolean).join("-"), name);
 const setFiles = args.flatMap((a, i) => (args[i - 1] === "--questions" ? [path.resolve(a)] : []));
 const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldout.json", "languages-c.json", "languages-ruby.json", "languages-php.json", "languages-csharp.json", "languages-kotlin.json", "languages-swift.json", "languages-scala.json", "languages-lua.json", "languages-dart.json", "languages-zig.json", "languages-elixir.json", "languages-haskell.json", "languages-bash.json"].map((f) => path.join(root, "test/bench/retrieval", f))).map((file) => {
   const spec = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -31,7 +42,7 @@ const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldo
 const onlyCorpus = opt("--corpus");
 const corpora = { ...Object.assign({}, ...sets.map((s) => s.spec.corpora)) };
 
-execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...(onlyCorpus ? [onlyCorpus] : [])], { stdio: ["ignore", "ignore", "inherit"] });
+if (!corporaDir && !sideDist) execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...(onlyCorpus ? [onlyCorpus] : [])], { stdio: ["ignore", "ignore", "inherit"] });
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -43,9 +54,9 @@ for (const s of sets) report.sets[s.name] = { corpora: {}, overall: {} };
 
 for (const [name, c] of Object.entries(corpora)) {
   if (onlyCorpus && name !== onlyCorpus) continue;
-  const work = path.join(root, ".bench-cache/work", name);
+  const work = workDir(name);
   fs.rmSync(work, { recursive: true, force: true });
-  fs.cpSync(path.join(root, c.dir), work, { recursive: true });
+  fs.cpSync(corpusDir(name, c), work, { recursive: true });
   const engine = await ProjectEngine.open(work, { sideEffects: false });
   const built = await engine.build({ project_path: work, force: true });
   const files = new Map([...(await engine.retriever()).files].map(([p, f]) => [p, f.tokens]));
@@ -76,7 +87,9 @@ for (const [name, c] of Object.entries(corpora)) {
       const cited = new Set(a.citations.map((x) => x.file_path));
       const recall = q.gold_files.filter((g) => cited.has(g)).length / q.gold_files.length;
       const rank = s.results.findIndex((r) => q.gold_files.includes(r.file_path));
-      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, tokens: a.tokens, files: cited.size });
+      // What search put above the gold file (at most 3): which code beats the answer.
+      const outranked_by = [...new Set(s.results.slice(0, rank >= 0 ? rank : 3).map((r) => r.file_path))].slice(0, 3);
+      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, tokens: a.tokens, files: cited.size, ...(outranked_by.length ? { outranked_by } : {}) });
     }
     // Baseline 2: top-3 files pasted in rank order until codemem's mean budget is spent; a file counts if any of it made it in.
     const budget = Math.round(mean(rows.map((r) => r.tokens)));
@@ -125,20 +138,20 @@ for (const [name, c] of Object.entries(corpora)) {
 // Latency on a 10,000-node index (the target's size): the python-stdlib files in path order up to
 // 10,000 nodes, asked every stdlib question (answers need not be right for the timing).
 const LATENCY_NODES = 10_000;
-if (corpora["python-stdlib"] && (!onlyCorpus || onlyCorpus === "python-stdlib")) {
-  const full = path.join(root, ".bench-cache/work/python-stdlib");
+if (corpora["python-stdlib"] && (!onlyCorpus || onlyCorpus === "python-stdlib") && !sideDist) {
+  const full = workDir("python-stdlib");
   const engine = await ProjectEngine.open(full, { sideEffects: false });
   const perFile = new Map();
   for (const n of (await engine.retriever()).nodes) perFile.set(n.file_path, (perFile.get(n.file_path) ?? 0) + 1);
   await engine.close();
-  const work = path.join(root, ".bench-cache/work/latency-10k");
+  const work = workDir("latency-10k");
   fs.rmSync(work, { recursive: true, force: true });
   let nodes = 0;
   for (const f of [...perFile.keys()].sort()) {
     if (nodes + perFile.get(f) > LATENCY_NODES) continue;
     nodes += perFile.get(f);
     fs.mkdirSync(path.dirname(path.join(work, f)), { recursive: true });
-    fs.copyFileSync(path.join(root, corpora["python-stdlib"].dir, f), path.join(work, f));
+    fs.copyFileSync(path.join(corpusDir("python-stdlib", corpora["python-stdlib"]), f), path.join(work, f));
   }
   const e = await ProjectEngine.open(work, { sideEffects: false });
   const built = await e.build({ project_path: work, force: true });
@@ -170,6 +183,20 @@ for (const set of Object.values(report.sets)) {
   for (const c of Object.values(set.corpora)) delete c.bm25_rows;
 }
 
+if (sideDist) {
+  console.log(JSON.stringify(report));
+  process.exit(0);
+}
+if (baseRef !== "none") {
+  const dist = prepareBaseline(baseRef);
+  // The same arguments but the baseline's and --json: the child prints its report as JSON.
+  const forward = args.filter((a, i) => a !== "--json" && a !== "--baseline" && args[i - 1] !== "--baseline");
+  console.error(`bench-retrieval: the same sets with the code at ${baseRef} …`);
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--side", dist, ...forward], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 1 << 28 });
+  const side = JSON.parse(out.trim().split("\n").pop());
+  report.baseline = { ref: baseRef, dist, corpora: side.corpora, sets: side.sets };
+}
+
 if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
 else {
   const f = (x) => (typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : String(x));
@@ -187,5 +214,16 @@ else {
   for (const [setName, set] of Object.entries(report.sets)) {
     const o = set.overall;
     console.log(`== ${setName} (${o.questions} questions): codemem recall ${f(o.codemem.recall)} (lowest corpus ${f(o.codemem.lowest_corpus_recall)}) MRR ${f(o.codemem.mrr)} tokens ${f(o.codemem.mean_tokens)} files ${f(o.codemem.mean_files_cited)} (max ${o.codemem.max_files_cited}) | BM25 top-3 recall ${f(o.bm25_top3.recall)} MRR ${f(o.bm25_top3.mrr)}`);
+  }
+  const b = report.baseline;
+  if (b) {
+    console.log(`\n== this build vs ${b.ref} (same corpora): recall, MRR, mean tokens, mean files cited`);
+    const pair = (x, y, key) => `${f(x[key])} | ${f(y[key])}`.padEnd(17);
+    for (const [setName, set] of Object.entries(report.sets)) {
+      const rows = [...Object.entries(set.corpora).map(([name, c]) => [name, c.questions, c.codemem, b.sets[setName].corpora[name].codemem]), ["overall", set.overall.questions, set.overall.codemem, b.sets[setName].overall.codemem]];
+      for (const [name, q, cur, base] of rows) {
+        console.log(`  ${setName.padEnd(20)} ${name.padEnd(20)} ${String(q).padStart(3)} q  recall ${pair(cur, base, "recall")} MRR ${pair(cur, base, "mrr")} tokens ${pair(cur, base, "mean_tokens")} files ${pair(cur, base, "mean_files_cited")}`);
+      }
+    }
   }
 }

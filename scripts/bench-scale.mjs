@@ -15,6 +15,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { prepareBaseline } from "./baseline.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -92,19 +93,6 @@ for (const tree of trees) {
 
 if (args.includes("--json")) console.log(JSON.stringify(results, null, 2));
 else report(results);
-
-function prepareBaseline(ref) {
-  const sha = execFileSync("git", ["-C", repo, "rev-parse", "--short", ref], { encoding: "utf8" }).trim();
-  const dir = path.join(repo, ".bench-cache", `baseline-${sha}`);
-  if (!fs.existsSync(path.join(dir, "dist/daemon/main.js"))) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(dir, { recursive: true });
-    execFileSync("bash", ["-c", `git -C "${repo}" archive ${sha} | tar -x -C "${dir}"`]);
-    fs.symlinkSync(path.join(repo, "node_modules"), path.join(dir, "node_modules"));
-    execFileSync(process.execPath, [path.join(repo, "node_modules/typescript/bin/tsc"), "-p", path.join(dir, "tsconfig.json")], { stdio: "inherit" });
-  }
-  return path.join(dir, "dist");
-}
 
 function child(dist, corpus, work) {
   return new Promise((resolve, reject) => {

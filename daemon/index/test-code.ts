@@ -9,15 +9,21 @@ import { compileExcludes } from "./walk.js";
  */
 const CONVENTION = new RegExp(
   [
-    // Directories anywhere in the path; `*_test(s)`/`*-tests` too (CPython's idlelib/idle_test).
-    String.raw`(^|/)(tests?|testdata|test_?data|__tests__|__mocks__|__fixtures__|specs?|fixtures?|[\w.]+[_-]tests?)/`,
+    // Directories anywhere in the path; `*_test(s)`/`*-tests` too (CPython's idlelib/idle_test), and
+    // .NET's test projects (`Newtonsoft.Json.Tests/`, `App.UnitTests/`).
+    String.raw`(^|/)(tests?|testdata|test_?data|__tests__|__mocks__|__fixtures__|specs?|fixtures?|[\w.]+[_-]tests?|[\w.]+\.(Unit|Integration)?Tests?)/`,
     // Go, Python, Ruby, C/C++, shell, …: foo_test.go, foo_test.py, foo_test.rb, foo_test.cc, foo_unittest.cc.
-    String.raw`_(unit)?test\.[^./]+$`,
+    // Not Elixir's `.ex` (its tests are `_test.exs`; ExUnit's own doc_test.ex is library code).
+    String.raw`_(unit)?test\.(?!ex$)[^./]+$`,
+    // Test support of C/C++ and Go projects: testutil.h, testharness.cc, test_util.go, testhelpers.go.
+    String.raw`(^|/)test_?(utils?|harness|helpers?)\.[^./]+$`,
+    // Zig keeps a package's tests in test.zig.
+    String.raw`(^|/)tests?\.zig$`,
     // Python, Ruby, C/C++: test_foo.py, test_foo.rb, test_foo.c; pytest's conftest.py.
     String.raw`(^|/)test_[^/]*\.(py|rb|c|cc|cpp|cxx)$`,
     String.raw`(^|/)conftest\.py$`,
     // JavaScript/TypeScript (and any language using the form): foo.test.ts, foo.spec.jsx, foo_spec.rb.
-    String.raw`[._](test|spec)\.[^./]+$`,
+    String.raw`[._](test|spec)\.(?!ex$)[^./]+$`,
     // JVM, .NET, Swift, PHP classes: FooTest.java, FooTests.cs, FooTest.kt, FooTests.swift, FooTest.php.
     String.raw`Tests?\.(java|kt|kts|cs|swift|php|scala|groovy)$`,
   ].join("|"),

@@ -35,6 +35,13 @@ const PATHS: [string, string, boolean][] = [
   ["Kotlin", "android/src/main/GestureHandler.kt", false],
   ["C#", "Src/Newtonsoft.Json.Tests/JsonReaderTests.cs", true],
   ["C#", "Src/Newtonsoft.Json/JsonReader.cs", false],
+  ["C#", "Src/Newtonsoft.Json.Tests/Documentation/Samples/Serializer/SerializeDateFormatHandling.cs", true],
+  ["C#", "src/Shop.UnitTests/Helpers/Fakes.cs", true],
+  ["C#", "src/Shop.Testing/Clock.cs", false],
+  ["Elixir", "test/ex_unit/doc_test_test.exs", true],
+  ["Elixir", "lib/ex_unit/doc_test.ex", false], // ExUnit's DocTest: library code
+  ["Zig", "lib/std/json/test.zig", true],
+  ["Zig", "lib/std/json/static.zig", false],
   ["Ruby", "spec/rack/request_spec.rb", true],
   ["Ruby", "lib/rack/request_spec.rb", true],
   ["Ruby", "lib/rack/request_test.rb", true],
@@ -49,6 +56,9 @@ const PATHS: [string, string, boolean][] = [
   ["C++", "db/db_test.cc", true],
   ["C++", "util/cache_unittest.cc", true],
   ["C++", "db/db_impl.cc", false],
+  ["C++", "util/testharness.cc", true],
+  ["C++", "util/testutil.h", true],
+  ["Go", "src/testing/testing.go", false], // the testing package itself
   ["Swift", "Sources/Parser/ParserTests.swift", true],
   ["Shell", "test/helpers.bash", true],
   ["Shell", "lib/bats-core/test_functions.bash", false], // bats' own library, not a test

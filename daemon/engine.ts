@@ -16,6 +16,7 @@ import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { unsupportedOf } from "./index/languages/unsupported.js";
 import { discover } from "./index/walk.js";
+import { walkApart, type WalkedFile } from "./index/walk-thread.js";
 import { runBenchmark } from "./retrieve/benchmark.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
 import { recursiveQuery } from "./retrieve/recursive.js";
@@ -292,20 +293,34 @@ export class ProjectEngine {
     if (watched) {
       return { indexed_at: r.meta.built_at ?? null, stale: watched.length > 0, pending_count: watched.length, pending_files: watched.slice(0, 20) };
     }
+    // A daemon's start listed the tree on another thread (prefetchFreshness): that listing serves while it is fresh.
+    const started = this.startWalk && now - this.startWalk.at < FRESHNESS_TTL_MS ? this.startWalk : undefined;
+    this.startWalk = undefined;
+    const listed = started ? await started.files.catch(() => undefined) : undefined;
     const indexed = r.files;
     const pending: string[] = [];
     const seen = new Set<string>();
     // Files the last build read and left out for their content are current while they stay unchanged.
     const leftOut = fileStamps(r.meta.content_skipped);
-    for (const f of discover(this.cfg).files) {
+    for (const f of listed ?? discover(this.cfg).files) {
       seen.add(f.path);
       const prev = indexed.get(f.path);
       if (prev ? prev.size !== f.size || prev.mtime_ms !== f.mtimeMs : leftOut[f.path] !== sizeStamp(f.size, f.mtimeMs)) pending.push(f.path);
     }
     for (const p of indexed.keys()) if (!seen.has(p)) pending.push(p);
     const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };
-    this.freshCache = { at: now, value };
+    this.freshCache = { at: started?.at ?? now, value };
     return value;
+  }
+
+  /** The tree as a walk started with the daemon lists it (walk-thread.ts), for the first answers' freshness. */
+  private startWalk?: { at: number; files: Promise<WalkedFile[]> };
+
+  /** Starts listing the tree on another thread: a daemon calls it as it opens its reader. */
+  prefetchFreshness(): void {
+    const files = walkApart(this.cfg);
+    files.catch(() => {}); // the answer walks the tree itself then
+    this.startWalk = { at: Date.now(), files };
   }
 
   markChanged(): void {

@@ -301,6 +301,7 @@ async function main(): Promise<void> {
 
   // Open the read path first, so a start's first question does not wait for the watcher's walk of the tree.
   if (indexed()) {
+    engine.prefetchFreshness();
     try {
       await engine.retriever();
       await engine.embedder();

@@ -63,8 +63,8 @@ export function makeProject(opts: { base?: string; files?: Record<string, string
 }
 
 /** Spawns the daemon in the foreground (a child of the test), stderr captured. */
-export function spawnDaemonChild(root: string): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [DAEMON_MAIN, "--project", root], { stdio: ["ignore", "ignore", "pipe"] });
+export function spawnDaemonChild(root: string, args: string[] = []): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [DAEMON_MAIN, "--project", root, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   children.add(child);
   let err = "";
   child.stderr!.on("data", (d) => (err += String(d)));

@@ -22,7 +22,8 @@ const EDGE_SELECT = "SELECT s.name AS source, t.name AS target, e.type AS type F
 
 /**
  * The local backend: SQLite (WAL) with FTS5 and sqlite-vec, one file per project. Read-mode stores
- * keep every vector in one dense matrix: exact cosine search over it beats sqlite-vec's scan.
+ * keep every vector in one dense matrix, on a thread of their own (vector-thread.ts): exact cosine
+ * search over it beats sqlite-vec's scan, and runs beside the lexical queries.
  */
 export class LocalStore implements IndexStore {
   readonly backend = "local" as const;

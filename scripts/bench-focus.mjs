@@ -2,15 +2,20 @@
 // A/B of synapse recall on ambiguous questions (issue 17): after a simulated work session in one
 // area of a corpus, how often does the answer's lead file come from that area, with synapse recall
 // on and off? And, in the same state, do the corpus's ordinary retrieval questions lose anything?
-// Questions: test/bench/retrieval/ambiguous.json (written before tuning).
-// Usage: node scripts/bench-focus.mjs
+// Questions: test/bench/retrieval/ambiguous.json (python-stdlib) by default, or another set of the
+// same format with --questions FILE (e.g. test/bench/retrieval/ambiguous-go.json on go-net); each set
+// was written before tuning. The corpus is the set's `corpus`.
+// Usage: node scripts/bench-focus.mjs [--questions FILE]
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const { ProjectEngine } = await import(path.join(root, "dist/daemon/engine.js"));
-const spec = JSON.parse(fs.readFileSync(path.join(root, "test/bench/retrieval/ambiguous.json"), "utf8"));
+const qi = process.argv.indexOf("--questions");
+if (qi >= 0 && !process.argv[qi + 1]) throw new Error("--questions needs a FILE");
+const questionsFile = qi >= 0 ? path.resolve(process.argv[qi + 1]) : path.join(root, "test/bench/retrieval/ambiguous.json");
+const spec = JSON.parse(fs.readFileSync(questionsFile, "utf8"));
 const retrieval = JSON.parse(fs.readFileSync(path.join(root, "test/bench/retrieval/questions.json"), "utf8"));
 execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), spec.corpus], { stdio: ["ignore", "ignore", "inherit"] });
 
@@ -73,6 +78,6 @@ fs.rmSync(toml, { force: true });
 const sum = (k, f) => rows.reduce((s, r) => s + r[k][f], 0);
 const n = sum("on", "n");
 const onRate = sum("on", "lead") / n, offRate = sum("off", "lead") / n;
-console.log(`\n${n} (area, question) pairs over ${areas.length} areas, ${spec.questions.length} questions`);
+console.log(`\n${path.relative(root, questionsFile)} (${spec.corpus}): ${n} (area, question) pairs over ${areas.length} areas, ${spec.questions.length} questions`);
 console.log(`lead file in the session's area: recall on ${(onRate * 100).toFixed(1)} %, off ${(offRate * 100).toFixed(1)} % (+${((onRate - offRate) * 100).toFixed(1)} points; target +30)`);
 console.log(`ordinary ${spec.corpus} questions (${ordinary.length}) after each session, search MRR averaged over areas: on ${(sum("on", "mrr") / rows.length).toFixed(3)}, off ${(sum("off", "mrr") / rows.length).toFixed(3)}`);

@@ -128,4 +128,21 @@ describe("local index", () => {
     // Without a rare word nothing is left out.
     expect(await store.lexicalNodes([...common], 50, common)).toEqual(await store.lexicalNodes([...common], 50));
   });
+
+  it("a forced rebuild writes a new file and swaps it in: a reader keeps the old index until then, and nothing is left beside it", async () => {
+    const { p, engine } = await built(goFiles());
+    const file = path.join(p.root, "codegraph-out/codemem_db/index.db");
+    const before = fs.statSync(file).ino;
+    const reader = await engine.retriever();
+    const question = "quick scan of a sorted buffer";
+    const ids = async () => (await engine.search({ project_path: p.root, query: question, limit: 5 })).results.map((r) => r.id);
+    const answer = await ids();
+    await engine.build({ project_path: p.root, force: true });
+    // The old rows were not deleted one by one from the index in use: the file is another one.
+    expect(fs.statSync(file).ino).not.toBe(before);
+    expect(fs.readdirSync(path.dirname(file)).filter((f) => f.startsWith("index.db."))).toEqual([]); // no .new, no .corrupt-…
+    // The reader opened before the build still answers from the old file; a new one from the new file, alike.
+    expect((await reader.store.lexicalNodes(["scan"], 5)).length).toBeGreaterThan(0);
+    expect(await ids()).toEqual(answer);
+  });
 });

@@ -255,12 +255,19 @@ async function runSide(dist, corpus, work, saves) {
   c.close();
 
   // 6. First answer after a restart: from the client's call (which starts the daemon) to the answer.
-  await closeConnections();
-  await stopDaemon(work);
-  t = performance.now();
-  const first = await callDaemon(work, "query", { project_path: work, question: QUESTIONS[0] }, { source: "bench", timeoutMs: 600_000 });
-  out.first_answer_ms = performance.now() - t;
-  out.first_answer_tokens = first.tokens;
+  // Three restarts, each once the last daemon is warm again: one start varied by ±250 ms between runs.
+  const firsts = [];
+  for (let k = 0; k < 3; k++) {
+    if (k > 0) await idle();
+    await closeConnections();
+    await stopDaemon(work);
+    t = performance.now();
+    const first = await callDaemon(work, "query", { project_path: work, question: QUESTIONS[0] }, { source: "bench", timeoutMs: 600_000 });
+    firsts.push(Math.round(performance.now() - t));
+    out.first_answer_tokens = first.tokens;
+  }
+  out.first_answer_ms = pct(firsts, 50);
+  out.first_answer_all_ms = firsts;
   // At rest means warm: the watcher ready and the catch-up build (which loads the build state) done.
   await idle();
   await sleep(5000);

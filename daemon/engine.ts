@@ -325,6 +325,7 @@ export class ProjectEngine {
 
   markChanged(): void {
     this.freshCache = undefined;
+    this.startWalk = undefined;
   }
 
   async stats(input: Input<typeof ops.stats>): Promise<Output<typeof ops.stats>> {

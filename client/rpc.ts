@@ -137,17 +137,16 @@ function notListening(err: unknown): boolean {
 }
 
 /**
- * glibc gives each thread that allocates an arena of its own and keeps what is freed there: the
- * daemon's build, parser and graph threads left it ~150 MB above its live memory at rest after a
- * full build of Go's src. Two arenas suffice (the threads' heaps are V8's, not malloc's).
+ * glibc malloc settings of every daemon (also in scripts/codemem.service). glibc gives each thread
+ * that allocates an arena of its own and keeps what is freed there: the daemon's build, parser and
+ * graph threads left it ~150 MB above its live memory at rest after a full build of Go's src. One
+ * arena is enough (the threads' heaps are V8's, not malloc's), and two still kept what the vector
+ * thread's load freed (Go tree, RSS at rest after a restart: two arenas 507 MB, one 470; before the
+ * vector thread 467 and 463). Fixed mmap and trim thresholds keep large blocks freed after a full
+ * build from being reused in place of returned (glibc raises the mmap threshold as large blocks are
+ * freed): Go tree, 5 saves after a forced full build, RSS 624 → 574 MB.
  */
-/**
- * glibc malloc settings of every daemon (also in scripts/codemem.service). Two arenas keep memory
- * freed by the build threads from staying resident; fixed mmap and trim thresholds keep large
- * blocks freed after a full build from being reused in place of returned (glibc raises the mmap
- * threshold as large blocks are freed): Go tree, 5 saves after a forced full build, RSS 624 → 574 MB.
- */
-export const DAEMON_ENV = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
+export const DAEMON_ENV = { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" };
 /**
  * Node flags of every daemon (spawned here, or by the login service: client/service.ts). None for
  * now: semi-spaces of 4 MB took the Go tree's daemon from 509 to 455 MB at rest, but under the full

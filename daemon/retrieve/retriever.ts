@@ -3,7 +3,7 @@ import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import { seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
 import { contentWords, stem } from "../index/text.js";
-import type { GraphCommunity } from "../index/types.js";
+import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
 import { NameIndex } from "./mentions.js";
 import type { Focus } from "../synapse/focus.js";
@@ -53,6 +53,8 @@ export interface Recall {
 }
 /** Share of the best fused score a node the question names surely (strength 1) gains. */
 const MENTION_WEIGHT = 0.7;
+/** Share of a documented method's score its undocumented overrides get: just below it, so a base the question names stays first. */
+const OVERRIDE_SHARE = 0.95;
 /** Factor by which each earlier hit of the same file discounts the next one in the result order. */
 const FILE_REPEAT = 0.7;
 /**
@@ -242,11 +244,27 @@ export class Retriever {
 
   /** The graph around these nodes (imports left out), from the index: nothing of it stays in memory. */
   async neighborsOf(ids: string[]): Promise<Map<string, { id: string; type: string }[]>> {
-    const out = new Map<string, { id: string; type: string }[]>();
-    const wanted = new Set(ids);
-    for (const e of await this.store.neighbors(ids)) {
-      if (wanted.has(e.source)) push(out, e.source, { id: e.target, type: e.type });
-      if (wanted.has(e.target)) push(out, e.target, { id: e.source, type: e.type });
+    return adjacent(await this.store.neighbors(ids), ids);
+  }
+
+  /**
+   * Undocumented methods overriding a documented seed method in a direct subclass (`App.add_url_rule`
+   * for `Scaffold.add_url_rule`): they carry out the contract the base's doc describes, so a candidate
+   * among them answers as the base does (OVERRIDE_SHARE of its score), as Python's `inspect.getdoc`
+   * and Javadoc give them the base's doc. `edges` are the seeds' and their classes' edges.
+   */
+  private overrides(seeds: Hit[], edges: GraphEdge[]): Map<MemNode, number> {
+    const out = new Map<MemNode, number>();
+    for (const s of seeds) {
+      const cls = s.node.parent;
+      if (!cls || !s.node.docstring.trim()) continue;
+      for (const e of edges) {
+        if (e.type !== "inherits" || e.target !== cls) continue;
+        const sub = this.byId.get(e.source);
+        for (const m of this.byFile.get(sub?.file_path ?? "") ?? []) {
+          if (m.parent === e.source && m.name === s.node.name && !m.docstring.trim()) out.set(m, Math.max(out.get(m) ?? 0, s.score * OVERRIDE_SHARE));
+        }
+      }
     }
     return out;
   }
@@ -372,7 +390,11 @@ export class Retriever {
     }
     const seeds = ranked.slice(0, 8);
     const bonus = new Map<string, number>();
-    const around = await this.neighborsOf(seeds.map((s) => s.node.id));
+    // One read for the seeds' edges and their classes' (whose subclasses hold the seeds' overrides).
+    const seedIds = seeds.map((s) => s.node.id);
+    const classes = seeds.flatMap((s) => (s.node.parent && s.node.docstring.trim() && CLASSES.has(this.byId.get(s.node.parent)?.type ?? "") ? [s.node.parent] : []));
+    const edges = await this.store.neighbors([...new Set([...seedIds, ...classes])]);
+    const around = adjacent(edges, seedIds);
     for (const s of seeds) {
       for (const nb of around.get(s.node.id) ?? []) {
         // Not hub-damped: measured on the retrieval benchmark, damping pushed gold definitions down (MRR 0.825 → 0.799).
@@ -388,6 +410,13 @@ export class Retriever {
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
+    for (const [m, score] of this.overrides(seeds, edges)) {
+      const h = scores.get(m.id);
+      if (h && h.score < score) {
+        h.score = score;
+        h.via.push("override");
+      }
+    }
     // Tests rank below the code they exercise unless the question is about tests, or names the test
     // code by identifier (`TestParseDuration`, a helper of a test file). Applied last: a test still
     // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
@@ -398,6 +427,20 @@ export class Retriever {
     return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }
 }
+
+/** The edges of `ids`, by node: each edge's other end and type. */
+function adjacent(edges: GraphEdge[], ids: string[]): Map<string, { id: string; type: string }[]> {
+  const out = new Map<string, { id: string; type: string }[]>();
+  const wanted = new Set(ids);
+  for (const e of edges) {
+    if (wanted.has(e.source)) push(out, e.source, { id: e.target, type: e.type });
+    if (wanted.has(e.target)) push(out, e.target, { id: e.source, type: e.type });
+  }
+  return out;
+}
+
+/** Node types whose methods a subclass can override. */
+const CLASSES = new Set(["class", "interface", "struct"]);
 
 /** Files ranked by their best hit, each carrying its next best ones (ALSO_PER_FILE). */
 function byFile(sorted: Hit[], limit: number): Hit[] {

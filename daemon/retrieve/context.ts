@@ -89,13 +89,19 @@ function firstParagraph(doc: string, maxChars: number): string {
   return p.length > maxChars ? p.slice(0, maxChars - 1) + "…" : p;
 }
 
-/** Renders one code entry at a given detail: 2 = code (the lines the question asks about first), 1 = signature + doc, 0 = citation line only. */
-async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number, focus: LineFocus): Promise<string> {
+/**
+ * Renders one code entry at a given detail: 2 = code (the lines the question asks about first), 1 = signature + doc, 0 = citation line only.
+ * A file's entry lists what it defines, the question's hits first (by `rank`, with their lines), then the rest in line order.
+ */
+async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number, focus: LineFocus, rank: Map<string, number>): Promise<string> {
   const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}`;
   if (detail === 0) return head;
   const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
   if (n.type === "module") {
-    const names = ((await r.neighborsOf([n.id])).get(n.id) ?? []).filter((x) => x.type === "contains").map((x) => r.byId.get(x.id)?.name).filter(Boolean).slice(0, 14);
+    const defined = ((await r.neighborsOf([n.id])).get(n.id) ?? []).filter((x) => x.type === "contains").flatMap((x) => r.byId.get(x.id) ?? []);
+    const order = (d: MemNode) => rank.get(d.id) ?? Infinity;
+    defined.sort((a, b) => order(a) - order(b) || a.line_start - b.line_start);
+    const names = defined.slice(0, 14).map((d) => (rank.has(d.id) ? `${d.name} (${d.line_start}-${d.line_end})` : d.name));
     return [head, doc, names.length ? `defines: ${names.join(", ")}` : ""].filter(Boolean).join("\n");
   }
   if (detail === 1 || codeBudget <= 0) return [head, n.signature, doc ? `  ${doc}` : ""].filter(Boolean).join("\n");
@@ -136,6 +142,7 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
   let spent = countTokens("## Code") + 1;
   const covered = new Set<string>();
   const focus = lineFocus(question, r.termWeight());
+  const rank = new Map(hits.map((h, i) => [h.node.id, i]));
   const leadFile = hits[0]?.node.file_path;
   const known = leadFile && partners ? partners(leadFile).filter((p) => p.file !== leadFile) : [];
   const partnerLine = known.length ? `(usually changed with ${known.map((p, i) => `${p.file} (${p.commits}${i === 0 ? " commits" : ""})`).join(", ")})` : "";
@@ -150,7 +157,7 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
     const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
     let text = "";
     for (const detail of lead > 0 ? [2, 1, 0] : [1, 0]) {
-      const t = await renderEntry(r, n, detail, lead, focus);
+      const t = await renderEntry(r, n, detail, lead, focus, rank);
       if (countTokens(t) + 1 <= left) {
         text = t;
         break;

@@ -169,12 +169,14 @@ function fileName(p: string): string {
 
 /**
  * Written as code rather than prose: snake_case or a leading underscore (`wait_for`, `_parse_tz_str`),
- * camelCase (`exhaustMap`, `getXHRResponse`), or PascalCase of two or more words (`FileConn`,
- * `XMLHttpRequest`). `IPv4`, `HTTP` or `Python` are prose.
+ * camelCase (`exhaustMap`, `getXHRResponse`), PascalCase of two or more words (`FileConn`,
+ * `XMLHttpRequest`), or a word after a digit inside a name (`X509Certificate`, `S3Client`).
+ * `IPv4`, `HTTP`, `Python` or `4Runner` are prose.
  */
 function isCodeShaped(token: string): boolean {
   if (/[A-Za-z0-9]_[A-Za-z0-9]|^_+[A-Za-z]/.test(token)) return true;
   if (/^[a-z]+[A-Z]/.test(token)) return true;
+  if (/^[A-Za-z][A-Za-z0-9]*[0-9][A-Z][a-z]/.test(token)) return true;
   return (token.match(/[A-Z][a-z]{2,}/g) ?? []).length + (/^[A-Z]{2,}[A-Z][a-z]{2,}/.test(token) ? 1 : 0) >= 2;
 }
 

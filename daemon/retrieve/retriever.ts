@@ -42,6 +42,12 @@ const FILE_CANDIDATES = 30;
  */
 const COMMON_SHARE = 0.05;
 const COMMON_MIN_NODES = 1000;
+/**
+ * A number of one or two digits (`3` of `CodememSaved3`, `8` of `utf8`) is in nearly every file's text,
+ * though rarely in names (so not counted common by the nodes' frequencies): it only re-ranks. At 300K
+ * nodes a whole-file query with a `3` beside rare words took 37 ms, 2.4 ms without it.
+ */
+const SHORT_NUMBER = /^[0-9]{1,2}$/;
 /** Share of the best hit's score a fully activated synaptic neighbour receives. */
 const RECALL_WEIGHT = 0.15;
 /** Share of the best hit's score a candidate in the file most worked in lately gains (fixed before measuring). */
@@ -306,13 +312,13 @@ export class Retriever {
 
   /**
    * The words in more than COMMON_SHARE of the nodes, and COMMON_MIN_NODES (by names, signatures,
-   * docstrings and paths): beside a rarer word they only re-rank, and the rows holding nothing else
-   * need not be scored.
+   * docstrings and paths), and short numbers (SHORT_NUMBER): beside a rarer word they only re-rank,
+   * and the rows holding nothing else need not be scored.
    */
   private common(words: string[]): Set<string> {
-    if (this.warming.has("term weights")) return new Set();
+    if (this.warming.has("term weights")) return new Set(words.filter((w) => SHORT_NUMBER.test(w)));
     const floor = Math.max(COMMON_SHARE * this.nodeCount, COMMON_MIN_NODES);
-    return new Set(words.filter((w) => (this.df.get(stem(w)) ?? 0) > floor));
+    return new Set(words.filter((w) => SHORT_NUMBER.test(w) || (this.df.get(stem(w)) ?? 0) > floor));
   }
 
   /**

@@ -16,6 +16,7 @@ const index = new NameIndex([
   node("books/ledger.py", "ledger", "module"),
   node("books/ledger.py", "Ledger", "class"),
   node("books/ledger.py", "Ledger.post", "method"),
+  node("crypto/x509.py", "X509Certificate", "class"),
 ]);
 const strengths = (q: string) => Object.fromEntries(index.find(q).map((m) => [m.node.id, m.strength]));
 
@@ -30,6 +31,8 @@ describe("names in a question", () => {
     expect(Object.keys(bare)).toEqual(["util/errors.py::EmptyError"]);
     expect(bare["util/errors.py::EmptyError"]).toBeGreaterThan(0);
     expect(bare["util/errors.py::EmptyError"]).toBeLessThan(1);
+    // A word after a digit inside a name is code too.
+    expect(Object.keys(strengths("where is an X509Certificate parsed"))).toEqual(["crypto/x509.py::X509Certificate"]);
     // A dotted prefix that names no module of the node is the weakest form.
     expect(strengths("what does bank.Ledger keep")["books/ledger.py::Ledger"]).toBeLessThan(bare["util/errors.py::EmptyError"]);
   });
@@ -38,6 +41,7 @@ describe("names in a question", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});
     expect(strengths("an empty error")).toEqual({});
+    expect(strengths("an IPv4 or 4Runner X509 certificate")).toEqual({});
   });
 });
 

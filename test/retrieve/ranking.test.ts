@@ -93,3 +93,26 @@ describe("query term weights", () => {
     expect(w("entry")).toBeGreaterThan(0);
   });
 });
+
+describe("short numbers in a question", () => {
+  it("only re-rank: code holding a 3 but none of the question's words gains nothing from it", async () => {
+    const q = makeProject({
+      "jobs/saved.py": `def codemem_saved3_report(rows):\n    """Summarise saved rows."""\n    return len(rows)\n`,
+      "jobs/matrix.py": `def rotate(m):\n    """Turn a grid."""\n    return [[m[3][0], m[2][0]], [m[3][1], m[2][1]]]\n\n\nSIZE = 3\n`,
+    });
+    const e = await ProjectEngine.open(q.root, { sideEffects: false });
+    try {
+      await e.build({ project_path: q.root });
+      const { results } = await e.search({ project_path: q.root, query: "where is codemem saved 3 report" });
+      expect(results[0].name).toBe("codemem_saved3_report");
+      // matrix.py is a result only as a faint vector neighbour: its 3s lift it no more (they lifted its
+      // hits to 12 % of the best score, as a whole-file match).
+      const matrix = results.filter((r) => r.file_path === "jobs/matrix.py");
+      for (const r of matrix) expect(r.via).not.toContain("lexical");
+      expect(Math.max(0, ...matrix.map((r) => r.score))).toBeLessThan(0.05 * results[0].score);
+    } finally {
+      await e.close();
+      q.cleanup();
+    }
+  });
+});

@@ -9,10 +9,10 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { registerDaemon, unregisterDaemon } from "../client/daemon-registry.js";
 import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../client/socket-path.js";
-import { resolveConfig, resolveProcessSettings } from "../shared/config.js";
+import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { ensureOwnDir, fileStamp, hasIndex, resolveProjectRoot, stateDirs } from "../shared/paths.js";
+import { ensureOwnDir, fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
 import type { ProjectEngine } from "./engine.js";
 import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
@@ -114,20 +114,6 @@ function releaseLock(lock: string): void {
   if (readLockPid(lock) === process.pid) fs.rmSync(lock, { force: true });
 }
 
-/**
- * Starts reading a local index's catalog on another thread, so that it runs beside the loading of
- * the modules below: the reader opened next takes it instead of reading the rows itself.
- */
-async function prefetchCatalog(root: string): Promise<void> {
-  try {
-    const file = stateDirs(root).dbFile;
-    if (resolveConfig(root).store.backend !== "local" || !fs.existsSync(file)) return;
-    (await import("./store/catalog-thread.js")).prefetchCatalog(file);
-  } catch {
-    // A broken codemem.toml: the engine's open reports it.
-  }
-}
-
 async function main(): Promise<void> {
   const settings = resolveProcessSettings();
   configureLog({ debug: settings.debug, component: "daemon" });
@@ -150,7 +136,6 @@ async function main(): Promise<void> {
     process.exit(0);
   }
 
-  await prefetchCatalog(root);
   // Heavy modules load only once we own the project: a losing starter exits in milliseconds.
   const [{ ProjectEngine }, { DaemonServer }] = await Promise.all([import("./engine.js"), import("./server.js")]);
   /** Loaded once the reader is open: the watcher (chokidar) is not on the first answer's path. */

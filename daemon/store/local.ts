@@ -6,13 +6,12 @@ import * as sqliteVec from "sqlite-vec";
 import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
-import { CATALOG_FIELDS, catalogNodes, takeCatalog } from "./catalog-thread.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { VectorThread } from "./vector-thread.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
-const CATALOG_COLUMNS = CATALOG_FIELDS.join(", ");
+const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 type CatalogRow = [number, string, string, string, string, string, string, string, string, number, number, string, string | null, number];
 /** A row of CATALOG_COLUMNS, in their order. */
 function catalogNode(r: CatalogRow): CatalogNode {
@@ -266,23 +265,9 @@ export class LocalStore implements IndexStore {
     // Rows come as arrays and become objects here: better-sqlite3 builds each row object property by
     // property, which took twice as long (60K nodes: 400 → 200 ms, on a daemon's first answer).
     // Iterated, so each row's array dies young instead of all of them outliving the read.
-    if (!files) return (await this.prefetchedCatalog()) ?? Array.from(this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes ORDER BY rowid`).raw(true).iterate() as IterableIterator<CatalogRow>, catalogNode);
+    if (!files) return Array.from(this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes ORDER BY rowid`).raw(true).iterate() as IterableIterator<CatalogRow>, catalogNode);
     const st = this.stmt(`SELECT ${CATALOG_COLUMNS} FROM nodes WHERE file_path = ? ORDER BY rowid`).raw(true);
     return files.flatMap((f) => (st.all(f) as CatalogRow[]).map(catalogNode));
-  }
-
-  /**
-   * The catalog a daemon's start read on another thread (catalog-thread.ts), if it is of the build
-   * this connection sees: every build writes a new built_at. Claimed once; later reads are the rows'.
-   */
-  private async prefetchedCatalog(): Promise<CatalogNode[] | undefined> {
-    const snapshot = await takeCatalog(this.file)?.catch((err: Error) => void log.debug("the catalog thread failed; reading the rows here", { error: err.message }));
-    if (!snapshot) return undefined;
-    if (snapshot.builtAt !== (this.metaValue("built_at") ?? null)) {
-      log.debug("the prefetched catalog is of an earlier build; reading the rows here");
-      return undefined;
-    }
-    return catalogNodes(snapshot);
   }
 
   async code(rowid: number): Promise<string> {

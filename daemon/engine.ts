@@ -4,7 +4,6 @@ import type { z } from "zod";
 import { log } from "../shared/log.js";
 import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
-import { questionList } from "../shared/benchmark-questions.js";
 import { CodememError, isCorruptionError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
 import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
@@ -17,17 +16,13 @@ import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { unsupportedOf } from "./index/languages/unsupported.js";
 import { discover } from "./index/walk.js";
 import { walkApart, type WalkedFile } from "./index/walk-thread.js";
-import { runBenchmark } from "./retrieve/benchmark.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
-import { recursiveQuery } from "./retrieve/recursive.js";
 import { Retriever } from "./retrieve/retriever.js";
 import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
 import { SynapseStore } from "./synapse/store.js";
-import { exportSynapseMemory, renderSynapseMarkdown } from "./synapse/export.js";
-import { gitHead, replayHistory } from "./synapse/history.js";
 import { sessionFocus } from "./synapse/focus.js";
 import type { Recall } from "./retrieve/retriever.js";
 import type { CoChangePartners } from "./retrieve/context.js";
@@ -209,6 +204,7 @@ export class ProjectEngine {
   private async learnHistory(opts: { commits?: number; reread?: boolean } = {}): Promise<{ commits: number; learned: number; pairs: number }> {
     const commits = opts.commits ?? this.cfg.synapses.historyCommits;
     // Outside git (or with history off) the store is not even opened.
+    const { gitHead, replayHistory } = await import("./synapse/history.js");
     const head = commits > 0 ? await gitHead(this.root) : undefined;
     const r = head ? await this.retrieverOrUndefined() : undefined;
     if (!head || !r) return { commits: 0, learned: 0, pairs: 0 };
@@ -435,6 +431,7 @@ export class ProjectEngine {
     const e = await this.checkEmbedder();
     const r = await this.retriever();
     const freshness = await this.freshness();
+    const { recursiveQuery } = await import("./retrieve/recursive.js");
     const out = await recursiveQuery(r, e, this.cfg, a.question, a.budget ?? Math.round(this.cfg.query.budget * 1.5), freshness);
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
@@ -582,6 +579,7 @@ export class ProjectEngine {
 
   async export_synapse_memory(input: Input<typeof ops.exportSynapseMemory>): Promise<Output<typeof ops.exportSynapseMemory>> {
     const a = this.parse(ops.exportSynapseMemory, input);
+    const { exportSynapseMemory, renderSynapseMarkdown } = await import("./synapse/export.js");
     const markdown = renderSynapseMarkdown(this.synapses(), await this.describer(), { limit: a.limit });
     const { written } = exportSynapseMemory(this.root, markdown);
     return { written, tokens: countTokens(markdown), markdown };
@@ -613,6 +611,7 @@ export class ProjectEngine {
 
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
     const a = this.parse(ops.benchmark, input);
+    const [{ runBenchmark }, { questionList }] = await Promise.all([import("./retrieve/benchmark.js"), import("../shared/benchmark-questions.js")]);
     return runBenchmark(this, a.questions ? questionList(a.questions, "questions") : a.questions_file, a.limit);
   }
 

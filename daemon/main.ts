@@ -137,7 +137,9 @@ async function main(): Promise<void> {
   }
 
   // Heavy modules load only once we own the project: a losing starter exits in milliseconds.
-  const [{ ProjectEngine }, { DaemonServer }, { startWatcher }] = await Promise.all([import("./engine.js"), import("./server.js"), import("./watch.js")]);
+  const [{ ProjectEngine }, { DaemonServer }] = await Promise.all([import("./engine.js"), import("./server.js")]);
+  /** Loaded once the reader is open: the watcher (chokidar) is not on the first answer's path. */
+  let startWatcher: typeof import("./watch.js").startWatcher | undefined;
   const startedAt = Date.now();
   let engine: ProjectEngine;
   try {
@@ -167,7 +169,7 @@ async function main(): Promise<void> {
   /** The watcher's catch-up build is done (or failed): the build state is warm, freshness is the watcher's. */
   let caughtUp = false;
   const ensureWatcher = () => {
-    if (!args.watch || watcher || stopping) return;
+    if (!args.watch || watcher || stopping || !startWatcher) return;
     if (!indexed()) return; // nothing to keep fresh before the first build
     const w = (watcher = startWatcher(engine));
     caughtUp = false;
@@ -309,6 +311,7 @@ async function main(): Promise<void> {
       log.warn("warm-up failed; requests will report the problem", { error: (err as Error).message });
     }
   }
+  if (args.watch) ({ startWatcher } = await import("./watch.js"));
   ensureWatcher();
 }
 

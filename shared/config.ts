@@ -344,6 +344,11 @@ function envNumber(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
+/** `$XDG_CACHE_HOME/codemem` (default `~/.cache/codemem`): per-user data derived from the installation; undefined without HOME. */
+export function userCacheDir(env: Env = process.env): string | undefined {
+  return env.XDG_CACHE_HOME ? path.join(env.XDG_CACHE_HOME, "codemem") : env.HOME ? path.join(env.HOME, ".cache", "codemem") : undefined;
+}
+
 /** Environment-only settings that do not depend on a project (log level, event log switch, server mode). */
 export function resolveProcessSettings(env: Env = process.env): {
   debug: boolean;

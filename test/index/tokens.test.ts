@@ -1,4 +1,6 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { countTokens as tokenizerCount } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
@@ -56,6 +58,62 @@ describe("token counts", () => {
     for (const f of sources) {
       const e = await ex.extract(f.rel, f.text, languageForPath(f.rel)!);
       expect([f.rel, e.tokens]).toEqual([f.rel, tokenizerCount(f.text)]);
+    }
+  });
+});
+
+/**
+ * The rank table is read from a copy in the user's cache (shared/tokens.ts): the counts must stay the
+ * tokenizer's, and a copy that is stale or damaged must be made again, never used.
+ */
+describe("the rank table's copy in the user's cache", () => {
+  const TOKENS = path.resolve("dist/shared/tokens.js");
+  const samples = [...textFiles(TREES).slice(0, 40).map((f) => f.text), "naïve café — 東京 🎉 \u00a0x\r\n\tend's <|endoftext|>"];
+  /** Counts of the samples in a fresh process whose user cache is `dir`. */
+  const countIn = (dir: string): number[] =>
+    JSON.parse(
+      execFileSync(process.execPath, ["--input-type=module", "-e", `const { countTokens } = await import(${JSON.stringify(TOKENS)}); const s = JSON.parse(await new Promise((r) => { let d = ""; process.stdin.on("data", (c) => (d += c)).on("end", () => r(d)); })); process.stdout.write(JSON.stringify(s.map(countTokens)));`], {
+        input: JSON.stringify(samples),
+        env: { ...process.env, XDG_CACHE_HOME: dir },
+      }).toString(),
+    ) as number[];
+  const expected = samples.map((t) => tokenizerCount(t, { disallowedSpecial: new Set() }));
+  const split = (file: string) => {
+    const text = fs.readFileSync(file, "utf8");
+    const nl = text.indexOf("\n");
+    return { head: JSON.parse(text.slice(0, nl)) as Record<string, unknown>, body: text.slice(nl + 1) };
+  };
+
+  it("is written by the first process, used by the next, and made again when stale or damaged", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-cache-"));
+    try {
+      const file = path.join(dir, "codemem", "o200k_base-ranks.json");
+      expect(countIn(dir)).toEqual(expected);
+      const made = split(file);
+      expect(made.head.count).toBe(199998);
+
+      // A mark in the header survives a process that takes the copy: it was not made again.
+      fs.writeFileSync(file, `${JSON.stringify({ ...made.head, mark: 1 })}\n${made.body}`);
+      expect(countIn(dir)).toEqual(expected);
+      expect(split(file).head.mark).toBe(1);
+
+      // Made from another version of the module: replaced.
+      fs.writeFileSync(file, `${JSON.stringify({ ...made.head, stamp: "1:1", mark: 1 })}\n${made.body}`);
+      expect(countIn(dir)).toEqual(expected);
+      expect(split(file)).toEqual(made);
+
+      // A table that does not match its digest (one token changed, still valid JSON), a torn file, garbage.
+      for (const damaged of [
+        `${JSON.stringify({ ...made.head, mark: 1 })}\n${made.body.replace('" the"', '" teh"')}`,
+        `${JSON.stringify({ ...made.head, mark: 1 })}\n${made.body.slice(0, made.body.length / 2)}`,
+        "not json at all",
+      ]) {
+        fs.writeFileSync(file, damaged);
+        expect(countIn(dir)).toEqual(expected);
+        expect(split(file)).toEqual(made);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
-import { ensureOwnDir, stateDirs, writeFileAtomic } from "./paths.js";
+import { ensureOwnDir, stateDirs, userDir, writeFileAtomic } from "./paths.js";
 import { isTrusted, revokeTrust, trustContent } from "./trust.js";
 
 /**
@@ -344,11 +344,6 @@ function envNumber(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
-/** `$XDG_CACHE_HOME/codemem` (default `~/.cache/codemem`): per-user data derived from the installation; undefined without HOME. */
-export function userCacheDir(env: Env = process.env): string | undefined {
-  return env.XDG_CACHE_HOME ? path.join(env.XDG_CACHE_HOME, "codemem") : env.HOME ? path.join(env.HOME, ".cache", "codemem") : undefined;
-}
-
 /** Environment-only settings that do not depend on a project (log level, event log switch, server mode). */
 export function resolveProcessSettings(env: Env = process.env): {
   debug: boolean;
@@ -384,7 +379,7 @@ export function resolveProcessSettings(env: Env = process.env): {
     dbUrl: env.CODEMEM_DB_URL || undefined,
     /** Per-user runtime directory for daemon sockets whose in-project path is too long. */
     runtimeDir: env.XDG_RUNTIME_DIR || undefined,
-    stateDir: env.XDG_STATE_HOME ? path.join(env.XDG_STATE_HOME, "codemem") : env.HOME ? path.join(env.HOME, ".local", "state", "codemem") : undefined,
+    stateDir: userDir("state", env),
   };
 }
 

@@ -203,3 +203,13 @@ export function ensureOwnDir(dir: string): void {
     // already there (the user's, perhaps), or not writable
   }
 }
+
+/** The XDG base directories codemem keeps per-user files in, and their defaults under HOME. */
+const USER_DIRS = { config: ["XDG_CONFIG_HOME", ".config"], state: ["XDG_STATE_HOME", ".local/state"], cache: ["XDG_CACHE_HOME", ".cache"] } as const;
+
+/** `$XDG_<KIND>_HOME/codemem` (default `~/.config`, `~/.local/state` or `~/.cache`, then `codemem`); undefined without HOME. */
+export function userDir(kind: keyof typeof USER_DIRS, env: Record<string, string | undefined> = process.env): string | undefined {
+  const [variable, fallback] = USER_DIRS[kind];
+  const base = env[variable] || (env.HOME ? path.join(env.HOME, fallback) : undefined);
+  return base ? path.join(base, "codemem") : undefined;
+}

@@ -4,8 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { GptEncoding } from "gpt-tokenizer/GptEncoding";
-import { userCacheDir } from "./config.js";
-import { sizeStamp } from "./paths.js";
+import { sizeStamp, userDir } from "./paths.js";
 import { TOKENIZER } from "./tokenizer-name.js";
 
 export { TOKENIZER };
@@ -32,7 +31,7 @@ async function loadCounter(): Promise<(text: string) => number> {
   try {
     const source = fileURLToPath(import.meta.resolve(RANKS_MODULE));
     const st = fs.statSync(source);
-    const dir = userCacheDir();
+    const dir = userDir("cache");
     cache = dir ? path.join(dir, `${TOKENIZER}-ranks.json`) : undefined;
     key = { format: RANKS_CACHE_FORMAT, source, stamp: sizeStamp(st.size, st.mtimeMs) };
   } catch {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { CodememError } from "./errors.js";
-import { writeFileAtomic } from "./paths.js";
+import { userDir, writeFileAtomic } from "./paths.js";
 
 /**
  * Workspace trust, as direnv's `allow`: a project file that can point credentials at a host
@@ -14,8 +14,8 @@ type Env = Record<string, string | undefined>;
 
 /** `$XDG_CONFIG_HOME/codemem/trusted` (default `~/.config/codemem/trusted`); undefined without HOME. */
 export function trustDir(env: Env): string | undefined {
-  const base = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, ".config") : undefined);
-  return base ? path.join(base, "codemem", "trusted") : undefined;
+  const base = userDir("config", env);
+  return base ? path.join(base, "trusted") : undefined;
 }
 
 function sha256(data: string | Buffer): string {

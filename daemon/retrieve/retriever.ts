@@ -257,17 +257,14 @@ export class Retriever {
    * Undocumented methods overriding a documented seed method in a direct subclass (`App.add_url_rule`
    * for `Scaffold.add_url_rule`): they carry out the contract the base's doc describes, so a candidate
    * among them answers as the base does (OVERRIDE_SHARE of its score), as Python's `inspect.getdoc`
-   * and Javadoc give them the base's doc. `edges` are the seeds' and their classes' edges.
+   * and Javadoc give them the base's doc. `bases` are documented method seeds, `edges` include their classes'.
    */
-  private overrides(seeds: Hit[], edges: GraphEdge[]): Map<MemNode, number> {
+  private overrides(bases: Hit[], edges: GraphEdge[]): Map<MemNode, number> {
     const out = new Map<MemNode, number>();
-    for (const s of seeds) {
-      const cls = s.node.parent;
-      if (!cls || !s.node.docstring.trim()) continue;
+    for (const s of bases) {
       for (const e of edges) {
-        if (e.type !== "inherits" || e.target !== cls) continue;
-        const sub = this.byId.get(e.source);
-        for (const m of this.byFile.get(sub?.file_path ?? "") ?? []) {
+        if (e.type !== "inherits" || e.target !== s.node.parent) continue;
+        for (const m of this.nodesOf(this.byId.get(e.source)?.file_path ?? "")) {
           if (m.parent === e.source && m.name === s.node.name && !m.docstring.trim()) out.set(m, Math.max(out.get(m) ?? 0, s.score * OVERRIDE_SHARE));
         }
       }
@@ -316,8 +313,8 @@ export class Retriever {
    * and the rows holding nothing else need not be scored.
    */
   private common(words: string[]): Set<string> {
-    if (this.warming.has("term weights")) return new Set(words.filter((w) => SHORT_NUMBER.test(w)));
-    const floor = Math.max(COMMON_SHARE * this.nodeCount, COMMON_MIN_NODES);
+    // Until the term weights are loaded, only short numbers are known to be common.
+    const floor = this.warming.has("term weights") ? Infinity : Math.max(COMMON_SHARE * this.nodeCount, COMMON_MIN_NODES);
     return new Set(words.filter((w) => SHORT_NUMBER.test(w) || (this.df.get(stem(w)) ?? 0) > floor));
   }
 
@@ -396,10 +393,11 @@ export class Retriever {
     }
     const seeds = ranked.slice(0, 8);
     const bonus = new Map<string, number>();
-    // One read for the seeds' edges and their classes' (whose subclasses hold the seeds' overrides).
+    // Documented methods among the seeds: their undocumented overrides (below) answer as they do. One
+    // read for the seeds' edges and their classes' (whose subclasses hold the overrides).
+    const bases = seeds.filter((s) => s.node.docstring.trim() && CLASSES.has(this.byId.get(s.node.parent ?? "")?.type ?? ""));
     const seedIds = seeds.map((s) => s.node.id);
-    const classes = seeds.flatMap((s) => (s.node.parent && s.node.docstring.trim() && CLASSES.has(this.byId.get(s.node.parent)?.type ?? "") ? [s.node.parent] : []));
-    const edges = await this.store.neighbors([...new Set([...seedIds, ...classes])]);
+    const edges = await this.store.neighbors([...new Set([...seedIds, ...bases.map((s) => s.node.parent!)])]);
     const around = adjacent(edges, seedIds);
     for (const s of seeds) {
       for (const nb of around.get(s.node.id) ?? []) {
@@ -416,7 +414,7 @@ export class Retriever {
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
-    for (const [m, score] of this.overrides(seeds, edges)) {
+    for (const [m, score] of this.overrides(bases, edges)) {
       const h = scores.get(m.id);
       if (h && h.score < score) {
         h.score = score;

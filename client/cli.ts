@@ -71,7 +71,10 @@ function cancelOnInterrupt(root: string): { off: () => void } {
     if (asked) process.exit(130);
     asked = true;
     process.stderr.write("\r\x1b[Kcancelling the build (Ctrl-C again to leave it running in the daemon)…\n");
-    cancelBuild(root).catch(() => process.exit(130));
+    cancelBuild(root).then(
+      (cancelled) => void (cancelled || process.stderr.write("the build is already writing the index; it finishes (Ctrl-C again to leave it to the daemon)\n")),
+      () => process.exit(130),
+    );
   };
   process.on("SIGINT", onSigint);
   return { off: () => process.off("SIGINT", onSigint) };

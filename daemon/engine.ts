@@ -223,7 +223,7 @@ export class ProjectEngine {
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
   buildProgress?: BuildProgress & { started_at: string };
 
-  /** Stops the running build before its write (the index stays as it was); false when none runs. */
+  /** Stops the running build before its write (the index stays as it was); false when none runs or it is writing. */
   cancelBuild(): boolean {
     return this.builder.cancel();
   }

@@ -40,17 +40,21 @@ function embedderFor(cfg: ResolvedConfig): Promise<Embedder> {
  */
 const HEAVY_BUILD_FILES = 24;
 
+/** Builds waiting for the daemon's word before their write, by id. */
+const writeAsked = new Map<number, (ok: boolean) => void>();
+
 let queue = Promise.resolve();
 port.on((m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
   if (m.type === "memory") return void port.postMessage({ type: "memory", id: m.id, memory: apart ? { ...memoryMb(), rss: rssMb() } : memoryMb() } satisfies FromThread);
   // Also at once: it stops the build running now, not one queued after it.
   if (m.type === "cancel") return void builder?.cancel();
+  if (m.type === "may-write") return void writeAsked.get(m.id)?.(m.ok);
   queue = queue.then(() => handle(m));
 });
 
 async function handle(m: ToThread): Promise<void> {
-  if (m.type === "memory" || m.type === "cancel") return;
+  if (m.type === "memory" || m.type === "cancel" || m.type === "may-write") return;
   if (m.type === "reset") return builder?.reset();
   if (m.type === "close") {
     await builder?.close();
@@ -66,7 +70,15 @@ async function handle(m: ToThread): Promise<void> {
   }
   let heavy = true;
   try {
-    const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread));
+    const mayWrite = () =>
+      new Promise<boolean>((resolve) => {
+        writeAsked.set(m.id, (ok) => {
+          writeAsked.delete(m.id);
+          resolve(ok);
+        });
+        port.postMessage({ type: "may-write", id: m.id } satisfies FromThread);
+      });
+    const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread), mayWrite);
     heavy = !!m.req.warm || result.files_changed + result.files_removed >= HEAVY_BUILD_FILES;
     port.postMessage({ type: "done", id: m.id, result } satisfies FromThread);
   } catch (err) {

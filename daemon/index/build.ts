@@ -75,6 +75,11 @@ export interface BuildOptions {
   onProgress?: (p: BuildProgress) => void;
   /** Stops the build at its next checkpoint (between files, embedding batches, phases), always before its one write. */
   signal?: AbortSignal;
+  /**
+   * Asked once, right before the write; false cancels the build. A build thread asks the daemon, which
+   * knows of a cancel the thread has not read yet (it resolves without a turn of its event loop).
+   */
+  mayWrite?: () => Promise<boolean>;
 }
 
 export interface BuildResult {
@@ -162,8 +167,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     return result;
   };
   const report = opts.onProgress ?? (() => {});
+  const cancelled = () => new CodememError("BUILD_CANCELLED", "The build was cancelled before it wrote anything; the index is as it was.");
   const checkpoint = () => {
-    if (opts.signal?.aborted) throw new CodememError("BUILD_CANCELLED", "The build was cancelled before it wrote anything; the index is as it was.");
+    if (opts.signal?.aborted) throw cancelled();
   };
   // Every progress report is a checkpoint too (embedding batches, phase starts).
   const progress = (p: BuildProgress) => {
@@ -298,6 +304,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
       const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, docs, progress);
       lap("embed");
+      checkpoint();
+      if (opts.mayWrite && !(await opts.mayWrite())) throw cancelled();
       progress({ phase: "write", done: 0, total: 1 });
       // The index's rows after this build (kept warm), and the tokens of all its source.
       const rows = new Map(previous);

@@ -26,7 +26,7 @@ export interface BuildRequest {
 /** Runs a project's builds one at a time, keeping what the next incremental build needs warm. */
 export interface Builder {
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult>;
-  /** Stops the running build at its next checkpoint, before its write (BUILD_CANCELLED); false when none runs. */
+  /** Stops the running build at its next checkpoint, before its write (BUILD_CANCELLED); false when none runs or it is writing. */
   cancel(): boolean;
   /** Forgets the warm state (the index moved to another backend). */
   reset(): void;
@@ -72,9 +72,10 @@ export class LocalBuilder implements Builder {
     private readonly writeGraph?: typeof writeGraphFile,
   ) {}
 
-  build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+  /** `mayWrite`: see BuildOptions (the build thread asks the daemon). */
+  build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
     clearTimeout(this.recluster);
-    const run = this.chain.then(() => this.runBuild(cfg, req, onProgress));
+    const run = this.chain.then(() => this.runBuild(cfg, req, onProgress, mayWrite));
     this.chain = run.catch(() => {});
     return run;
   }
@@ -87,7 +88,7 @@ export class LocalBuilder implements Builder {
     return true;
   }
 
-  private async runBuild(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+  private async runBuild(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
     // The build pipeline (parsers, clustering) loads on the first build, never in a reader that only answers.
     const [{ buildIndex }, { ParsePool }] = await Promise.all([import("./build.js"), import("./parse-pool.js")]);
     this.pool ??= new ParsePool(this.workers);
@@ -95,6 +96,7 @@ export class LocalBuilder implements Builder {
     try {
       const result = await buildIndex(cfg, {
         signal: running.signal,
+        mayWrite,
         force: req.force,
         optimize: req.optimize,
         paths: req.paths,
@@ -199,9 +201,16 @@ export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string
 }
 
 /** Messages between ThreadBuilder and its thread (daemon/index/build-thread.ts). */
-export type ToThread = { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest } | { type: "reset" } | { type: "close" } | { type: "memory"; id: number } | { type: "cancel" };
+export type ToThread =
+  | { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest }
+  | { type: "reset" }
+  | { type: "close" }
+  | { type: "memory"; id: number }
+  | { type: "cancel" }
+  | { type: "may-write"; id: number; ok: boolean };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
+  | { type: "may-write"; id: number }
   | { type: "background"; result: BuildResult }
   | { type: "memory"; id: number; memory: Record<string, number> }
   | { type: "done"; id: number; result: BuildResult }
@@ -269,7 +278,8 @@ export class ThreadBuilder implements Builder {
   /** The host of the build running now (the thread's or a process's). */
   private running?: Host;
   private nextId = 0;
-  private readonly pending = new Map<number, { host: Host; resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
+  /** Builds sent to a host, by id; `stage` is where a cancel finds them (a writing build is past it). */
+  private readonly pending = new Map<number, { host: Host; stage: "running" | "cancelled" | "writing"; resolve: (r: BuildResult) => void; reject: (e: Error) => void; onProgress?: (p: BuildProgress) => void }>();
   private readonly asked = new Map<number, (m: Record<string, number>) => void>();
   private closed?: Promise<void>;
 
@@ -286,7 +296,7 @@ export class ThreadBuilder implements Builder {
     this.running = host;
     try {
       return await new Promise<BuildResult>((resolve, reject) => {
-        this.pending.set(id, { host, resolve, reject, onProgress });
+        this.pending.set(id, { host, stage: "running", resolve, reject, onProgress });
         host.send({ type: "build", id, cfg, req } satisfies ToThread);
       });
     } finally {
@@ -342,9 +352,15 @@ export class ThreadBuilder implements Builder {
     });
   }
 
+  /**
+   * The running build stops at its next checkpoint. Its thread may be too busy to read that before the
+   * write (resolving holds it), so the write waits for this side's word (may-write): false once it writes.
+   */
   cancel(): boolean {
-    if (!this.running) return false;
-    this.running.send({ type: "cancel" } satisfies ToThread);
+    const p = [...this.pending.values()].find((b) => b.host === this.running && b.stage !== "writing");
+    if (!p) return false;
+    p.stage = "cancelled";
+    p.host.send({ type: "cancel" } satisfies ToThread);
     return true;
   }
 
@@ -403,6 +419,10 @@ export class ThreadBuilder implements Builder {
       const p = this.pending.get(m.id);
       if (!p) return;
       if (m.type === "progress") return p.onProgress?.(m.progress);
+      if (m.type === "may-write") {
+        if (p.stage === "running") p.stage = "writing";
+        return h.send({ type: "may-write", id: m.id, ok: p.stage === "writing" } satisfies ToThread);
+      }
       this.pending.delete(m.id);
       if (m.type === "done") p.resolve(m.result);
       else p.reject(new CodememError(m.error.code as ErrorCode, m.error.message, m.error.details));

@@ -159,8 +159,10 @@ describe("codemem CLI (a thin client of the daemon)", () => {
         let stderr = "";
         child.stderr.on("data", (d) => (stderr += d));
         const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-        // Interrupted once the daemon reports the build running (its phase), as a user would.
-        await waitUntilAsync(async () => !!((await daemonStatus(big.root).catch(() => undefined)) as { build?: unknown } | undefined)?.build, 30_000);
+        // Interrupted once the daemon reports the build reading files, as a user would (a Ctrl-C that
+        // comes during the write is too late by design: the build finishes).
+        const phase = async () => ((await daemonStatus(big.root).catch(() => undefined)) as { build?: { phase: string } | null } | undefined)?.build?.phase;
+        await waitUntilAsync(async () => ["scan", "parse"].includes((await phase()) ?? ""), 30_000);
         child.kill("SIGINT");
         return { code: await exited, stderr };
       };

@@ -2,8 +2,9 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { BytePairEncodingCore } from "gpt-tokenizer/BytePairEncodingCore";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
-import { GptEncoding } from "gpt-tokenizer/GptEncoding";
+import { O200KBase } from "gpt-tokenizer/encodingParams/o200k_base";
 import { sizeStamp, userDir } from "./paths.js";
 import { TOKENIZER } from "./tokenizer-name.js";
 
@@ -21,10 +22,17 @@ const RANKS_CACHE_FORMAT = 2;
  * ~0.07 s: the first process writes it as JSON to the user's cache, later ones read it there. The
  * copy names the module file it was made from (path, size, mtime) and carries the SHA-256 of its
  * table, so a copy of another version of the tokenizer, or a torn or damaged one, is never used:
- * it is made again. Either way the encoding is `gpt-tokenizer/encoding/o200k_base`'s own construction.
+ * it is made again. Either way the ranks and special tokens are `gpt-tokenizer`'s o200k_base.
  */
-async function loadCounter(): Promise<(text: string) => number> {
-  const encoder = (ranks: Ranks) => GptEncoding.getEncodingApi(TOKENIZER, () => ranks).countTokens;
+async function loadCounter(): Promise<(piece: string) => number> {
+  // Pieces are cut by pieceEnd (below) and their counts cached by countTokens: the tokenizer's core
+  // only merges a new piece. Its split pattern is replaced by one that takes the piece whole (its own
+  // pattern and special-token scans made each new piece cost 10 µs; Go's src has 140K distinct pieces),
+  // and it keeps no cache of its own (its LRU of 100K merges cost more than merging again).
+  const encoder = (ranks: Ranks) => {
+    const core = new BytePairEncodingCore({ ...O200KBase(ranks), tokenSplitRegex: /[^]+/gu, mergeCacheSize: 0 });
+    return (piece: string) => core.countNative(piece);
+  };
   const fromModule = async () => ((await import(RANKS_MODULE)) as { default: Ranks }).default;
   let cache: string | undefined;
   let key: RanksKey;
@@ -42,7 +50,7 @@ async function loadCounter(): Promise<(text: string) => number> {
     try {
       return encoder(cached);
     } catch {
-      // refused by the tokenizer (it checks the vocabulary's size): made again below
+      // a table the tokenizer's core cannot read: made again below
     }
   }
   const ranks = await fromModule();
@@ -103,7 +111,7 @@ const o200kCount = await loadCounter();
 
 /** Pieces of text (the tokenizer's own pre-split) mapped to their token counts; cleared when full. */
 const pieceTokens = new Map<string, number>();
-const PIECE_CACHE_SIZE = 50_000;
+const PIECE_CACHE_SIZE = 200_000;
 
 /**
  * The o200k token count of `text`, exactly the tokenizer's. BPE never merges across the pieces its
@@ -114,9 +122,10 @@ const PIECE_CACHE_SIZE = 50_000;
  * the tokenizer refuses it by default, which failed the file's extraction.
  */
 export function countTokens(text: string): number {
-  if (text.length === 0) return 0;
   let n = 0;
-  for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+  for (let i = 0, j = 0; i < text.length; i = j) {
+    j = pieceEnd(text, i);
+    const piece = text.slice(i, j);
     let c = pieceTokens.get(piece);
     if (c === undefined) {
       c = o200kCount(piece);
@@ -127,4 +136,131 @@ export function countTokens(text: string): number {
     n += c;
   }
   return n;
+}
+
+/** The split pattern, matching at one position only. It matches at every position: its pieces tile the text. */
+const PIECE_AT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "uy");
+
+/**
+ * Where the tokenizer's piece that starts at `i` ends: the split pattern's own match there. Its
+ * Unicode classes made V8's regex the larger part of counting a source file (7 of 27 s in extracting
+ * Go's src), so ASCII is read by hand, alternative by alternative in the pattern's order:
+ *   1. `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+'s?` and 2. `…[\p{Lu}…]+[\p{Ll}…]*'s?` (a word, one
+ *      leading non-letter allowed), 3. `\p{N}{1,3}`, 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`,
+ *   5. `\s*[\r\n]+`, 6. `\s+(?!\S)`, 7. `\s+`.
+ * A piece whose reading meets a character beyond ASCII (a letter, digit or space of another script
+ * may continue it) is the pattern's to match. pieceEnd's equality with the pattern is tested on
+ * real trees and on random text of the awkward characters.
+ */
+export function pieceEnd(s: string, i: number): number {
+  const end = asciiPieceEnd(s, i);
+  if (end > i) return end;
+  PIECE_AT.lastIndex = i;
+  return i + PIECE_AT.exec(s)![0].length;
+}
+
+const enum Ch {
+  Upper = 1,
+  Lower = 2,
+  Digit = 3,
+  NewLine = 4,
+  Space = 5,
+  Other = 6,
+  Wide = 7,
+}
+
+/** The class of each ASCII character; 128 and above are Wide. */
+const CLASS = new Uint8Array(128).map((_, c) =>
+  c >= 65 && c <= 90 ? Ch.Upper : c >= 97 && c <= 122 ? Ch.Lower : c >= 48 && c <= 57 ? Ch.Digit : c === 10 || c === 13 ? Ch.NewLine : c === 32 || (c >= 9 && c <= 12) ? Ch.Space : Ch.Other,
+);
+
+function classAt(s: string, k: number): Ch {
+  const c = s.charCodeAt(k);
+  return c < 128 ? CLASS[c] : Ch.Wide;
+}
+
+/** asciiPieceEnd's answer when a character beyond ASCII decides the piece: the pattern matches it. */
+const WIDE = -1;
+
+function asciiPieceEnd(s: string, i: number): number {
+  const n = s.length;
+  const c = classAt(s, i);
+  if (c === Ch.Wide) return WIDE;
+  // 1 and 2: a word, after one character that is no letter, digit or line break.
+  if (c !== Ch.Digit && c !== Ch.NewLine) {
+    const end = wordEnd(s, c === Ch.Upper || c === Ch.Lower ? i : i + 1);
+    if (end !== 0) return end;
+  }
+  // 3: up to three digits.
+  if (c === Ch.Digit) {
+    let k = i + 1;
+    for (; k < n && k < i + 3; k++) {
+      const d = classAt(s, k);
+      if (d === Ch.Wide) return WIDE;
+      if (d !== Ch.Digit) break;
+    }
+    return k;
+  }
+  // 4: punctuation, after one space, then line breaks and slashes.
+  let start = -1;
+  if (c === Ch.Other) start = i;
+  else if (s.charCodeAt(i) === 32 && i + 1 < n) {
+    const d = classAt(s, i + 1);
+    if (d === Ch.Wide) return WIDE;
+    if (d === Ch.Other) start = i + 1;
+  }
+  if (start >= 0) {
+    let k = start + 1;
+    for (; k < n; k++) {
+      const d = classAt(s, k);
+      if (d === Ch.Wide) return WIDE;
+      if (d !== Ch.Other) break;
+    }
+    for (; k < n; k++) {
+      const d = s.charCodeAt(k);
+      if (d !== 10 && d !== 13 && d !== 47) break;
+    }
+    return k;
+  }
+  // 5, 6 and 7: white space.
+  let k = i;
+  let lastBreak = -1;
+  for (; k < n; k++) {
+    const d = classAt(s, k);
+    if (d === Ch.Wide) return WIDE;
+    if (d === Ch.NewLine) lastBreak = k;
+    else if (d !== Ch.Space) break;
+  }
+  if (lastBreak >= 0) return lastBreak + 1;
+  if (k === n || k - i === 1) return k;
+  return k - 1;
+}
+
+/**
+ * The end of `[\p{Lu}…]*[\p{Ll}…]+` or else `[\p{Lu}…]+` at `k`, with a contraction after it
+ * (`'s`, `'ll`, … in either case); 0 when no letter is there, WIDE when a character beyond ASCII may
+ * continue the word.
+ */
+function wordEnd(s: string, k: number): number {
+  const n = s.length;
+  const start = k;
+  for (; k < n; k++) {
+    const d = classAt(s, k);
+    if (d === Ch.Wide) return WIDE;
+    if (d !== Ch.Upper) break;
+  }
+  const upperEnd = k;
+  for (; k < n; k++) {
+    const d = classAt(s, k);
+    if (d === Ch.Wide) return WIDE;
+    if (d !== Ch.Lower) break;
+  }
+  if (k === start) return 0;
+  if (k < n && s.charCodeAt(k) === 39) {
+    const a = s.charCodeAt(k + 1) | 32;
+    const b = s.charCodeAt(k + 2) | 32;
+    if (a === 115 || a === 100 || a === 109 || a === 116) return k + 2; // s d m t
+    if ((a === 108 && b === 108) || (a === 118 && b === 101) || (a === 114 && b === 101)) return k + 3; // ll ve re
+  }
+  return k === upperEnd ? upperEnd : k;
 }

@@ -21,9 +21,23 @@ export function splitWords(text: string): string[] {
   return out;
 }
 
+/** Stems by word: the same words recur in every definition of a tree. Cleared when full. */
+const STEMS = new Map<string, string>();
+const STEMS_CACHE_SIZE = 50_000;
+
 /** Light stemmer: plurals, -ing, -ed, -er, -tion; conservative on short words. */
 export function stem(w: string): string {
   if (w.length <= 3) return w;
+  let s = STEMS.get(w);
+  if (s === undefined) {
+    s = stemOf(w);
+    if (STEMS.size >= STEMS_CACHE_SIZE) STEMS.clear();
+    STEMS.set(w, s);
+  }
+  return s;
+}
+
+function stemOf(w: string): string {
   if (w.endsWith("ies") && w.length > 4) return w.slice(0, -3) + "y";
   if (w.endsWith("sses")) return w.slice(0, -2);
   if (w.endsWith("ations") || w.endsWith("ation")) return w.replace(/ations?$/, "ate");

@@ -6,7 +6,8 @@ import { countTokens as tokenizerCount } from "gpt-tokenizer/encoding/o200k_base
 import { describe, expect, it } from "vitest";
 import { Extractor } from "../../dist/daemon/index/extract.js";
 import { languageForPath } from "../../dist/daemon/index/languages/registry.js";
-import { countTokens } from "../../dist/shared/tokens.js";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
+import { countTokens, pieceEnd } from "../../dist/shared/tokens.js";
 
 /**
  * Token figures are o200k counts (shared/tokens.ts counts each distinct piece of the tokenizer's split
@@ -39,6 +40,27 @@ describe("token counts", () => {
       for (let cut = 0; cut < f.text.length; cut += Math.max(1, Math.floor(f.text.length / 37))) {
         expect([f.rel, cut, countTokens(f.text.slice(cut))]).toEqual([f.rel, cut, tokenizerCount(f.text.slice(cut))]);
       }
+    }
+  });
+
+  it("are cut into the split pattern's own pieces (ASCII read by hand): on every fixture file and on random text of awkward characters", () => {
+    const ends = (text: string) => {
+      const out: number[] = [];
+      for (let i = 0; i < text.length; i = pieceEnd(text, i)) out.push(pieceEnd(text, i));
+      return out;
+    };
+    const pattern = (text: string) => [...text.matchAll(O200K_TOKEN_SPLIT_REGEX)].map((m) => m.index + m[0].length);
+    for (const f of files) expect([f.rel, ends(f.text)]).toEqual([f.rel, pattern(f.text)]);
+    // Letters of each case, contractions, digits, every kind of space and line break, slashes, and
+    // beyond ASCII: accented and titlecase letters, a modifier letter, a combining mark, no-break and
+    // line-separator spaces, an Arabic digit, a superscript, an emoji, a lone surrogate, CJK, an arrow.
+    const alphabet = ["a", "b", "Z", "Q", "s", "S", "l", "L", "v", "e", "r", "d", "m", "t", "'", "0", "1", "9", " ", "  ", "\t", "\n", "\r", "\v", "\f", "/", "(", ".", "_", "\u00e9", "\u00c9", "\u01c5", "\u02b0", "\u0301", "\u00a0", "\u2028", "\u0663", "\u00b2", "\ud83d\ude00", "\ud800", "\u4e2d", "\u2192"];
+    let seed = 20261126;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    for (let t = 0; t < 50_000; t++) {
+      let text = "";
+      for (let k = 1 + Math.floor(random() * 12); k > 0; k--) text += alphabet[Math.floor(random() * alphabet.length)];
+      expect([text, ends(text)]).toEqual([text, pattern(text)]);
     }
   });
 

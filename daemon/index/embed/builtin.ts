@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CodememError } from "../../../shared/errors.js";
+import { contentWords } from "../text.js";
 import type { Embedder } from "./embedder.js";
 import { HashFeatures } from "./hash-features.js";
 import { WordVectors } from "./word-vectors.js";
@@ -49,8 +50,9 @@ export class BuiltinEmbedder implements Embedder {
   }
 
   embedOne(text: string, weight?: (stem: string) => number): Float32Array {
-    const h = this.hash.vector(text, weight);
-    const w = this.words.vector(text, weight);
+    const words = contentWords(text);
+    const h = this.hash.vectorOf(words, weight);
+    const w = this.words.vectorOf(words, weight);
     // A text without a known word keeps its lexical part whole.
     const known = w.some((x) => x !== 0);
     const a = known ? Math.sqrt(1 - LEARNED_SHARE) : 1;

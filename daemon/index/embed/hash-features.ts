@@ -15,28 +15,74 @@ export class HashFeatures {
 
   /** `weight` scales every feature of a word (query-side term weighting); 1 when absent. */
   vector(text: string, weight?: (stem: string) => number): Float32Array {
-    const counts = new Map<string, number>();
-    const add = (f: string, w: number) => counts.set(f, (counts.get(f) ?? 0) + w);
-    for (const raw of contentWords(text)) {
-      const w = stem(raw);
-      const k = weight ? weight(w) : 1;
-      add(`w:${w}`, WORD_WEIGHT * k);
-      const cs = conceptsOf(w) ?? conceptsOf(raw);
-      if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT * k);
-      if (w.length >= 4) {
-        const padded = `^${w}$`;
-        const n = padded.length - 2;
-        for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, (TRIGRAM_WEIGHT * k) / Math.sqrt(n));
+    return this.vectorOf(contentWords(text), weight);
+  }
+
+  /** The vector of a text's content words (`contentWords`). */
+  vectorOf(words: string[], weight?: (stem: string) => number): Float32Array {
+    // Features by first appearance: their index, hash and summed weight.
+    const index = new Map<string, number>();
+    const hashes: number[] = [];
+    const sums: number[] = [];
+    for (const raw of words) {
+      const f = featuresOf(raw);
+      const k = weight ? weight(f.stem) : 1;
+      for (let i = 0; i < f.keys.length; i++) {
+        const w = (f.factors[i] * k) / f.divisors[i];
+        const at = index.get(f.keys[i]);
+        if (at === undefined) {
+          index.set(f.keys[i], hashes.length);
+          hashes.push(f.hashes[i]);
+          sums.push(w);
+        } else sums[at] += w;
       }
     }
     const v = new Float32Array(this.dim);
-    for (const [f, c] of counts) {
-      const h = fnv1a(f);
+    for (let i = 0; i < hashes.length; i++) {
+      const h = hashes[i];
+      const c = sums[i];
       const tf = c <= 1 ? c : 1 + Math.log(c); // sub-linear: a word repeated ten times is not ten times the topic
       v[h % this.dim] += (h & 0x80000000 ? -1 : 1) * tf;
     }
     return normalize(v);
   }
+}
+
+/** A word's features: a feature's weight is `factor × k / divisor` for the word's weight k. */
+interface WordFeatures {
+  stem: string;
+  keys: string[];
+  hashes: number[];
+  factors: number[];
+  divisors: number[];
+}
+
+/** Features by word: the same words recur in every definition of a tree. Cleared when full. */
+const FEATURES = new Map<string, WordFeatures>();
+const FEATURES_CACHE_SIZE = 50_000;
+
+function featuresOf(raw: string): WordFeatures {
+  let f = FEATURES.get(raw);
+  if (f) return f;
+  const w = stem(raw);
+  f = { stem: w, keys: [], hashes: [], factors: [], divisors: [] };
+  const add = (key: string, factor: number, divisor: number) => {
+    f!.keys.push(key);
+    f!.hashes.push(fnv1a(key));
+    f!.factors.push(factor);
+    f!.divisors.push(divisor);
+  };
+  add(`w:${w}`, WORD_WEIGHT, 1);
+  const cs = conceptsOf(w) ?? conceptsOf(raw);
+  if (cs) for (const c of cs) add(`c:${c}`, CONCEPT_WEIGHT, 1);
+  if (w.length >= 4) {
+    const padded = `^${w}$`;
+    const n = padded.length - 2;
+    for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT, Math.sqrt(n));
+  }
+  if (FEATURES.size >= FEATURES_CACHE_SIZE) FEATURES.clear();
+  FEATURES.set(raw, f);
+  return f;
 }
 
 function fnv1a(s: string): number {

@@ -40,17 +40,37 @@ export class WordVectors {
   }
 
   vector(text: string, weight?: (stem: string) => number): Float32Array {
+    return this.vectorOf(contentWords(text), weight);
+  }
+
+  /**
+   * Word `i`'s row, dequantized when first used: float32, as a dequantized table held it, so vectors
+   * stay bit for bit what they were. Not all 23K rows at load: 25-40 ms of a daemon's first answer,
+   * and 12 MB against 3 (a build's parse workers read most of them).
+   */
+  private row(i: number): Float32Array {
+    let r = this.rows.get(i);
+    if (!r) {
+      r = new Float32Array(this.dim);
+      const b = i * this.dim;
+      for (let d = 0; d < this.dim; d++) r[d] = this.q[b + d] * this.scale[i];
+      this.rows.set(i, r);
+    }
+    return r;
+  }
+
+  private readonly rows = new Map<number, Float32Array>();
+
+  /** The vector of a text's content words (`contentWords`). */
+  vectorOf(words: string[], weight?: (stem: string) => number): Float32Array {
     const v = new Float32Array(this.dim);
-    for (const raw of contentWords(text)) {
+    for (const raw of words) {
       const s = stem(raw);
       const i = this.index.get(s);
       if (i === undefined) continue;
       const w = this.weight[i] * (weight ? weight(s) : 1);
-      const b = i * this.dim;
-      const scale = this.scale[i];
-      // fround: the float32 a dequantized table held, so vectors stay bit for bit what they were,
-      // without dequantizing 23K rows at load (25-40 ms of a daemon's first answer, 12 MB against 3).
-      for (let d = 0; d < this.dim; d++) v[d] += w * Math.fround(this.q[b + d] * scale);
+      const row = this.row(i);
+      for (let d = 0; d < this.dim; d++) v[d] += w * row[d];
     }
     return normalize(v);
   }

@@ -8,6 +8,7 @@ import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
+import { deflateApart, deflateText, type NodeTextJson } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
@@ -391,7 +392,18 @@ export class LocalStore implements IndexStore {
     const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ?");
     const now = new Date().toISOString();
 
-    const write = db.transaction(() => {
+    // A large build's texts are deflated on another thread while this one inserts the other rows.
+    const texts: NodeTextJson[] = delta.nodes.map(({ node, lexical, fileWords }) => {
+      const text: NodeText = [node.code, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
+      return { json: JSON.stringify(text), small: fileWords === undefined };
+    });
+    const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart(texts) : undefined;
+    // Until the thread has answered: a failure to deflate there is done here instead.
+    apart?.catch(() => {});
+    const rowids: number[] = [];
+
+    db.exec("BEGIN");
+    try {
       for (const f of new Set([...delta.replaceNodesOf, ...delta.removedFiles])) {
         for (const { rowid, text } of delNodesOfFile.all(f) as { rowid: number; text: Buffer | null }[]) {
           delNode.run(rowid);
@@ -406,7 +418,7 @@ export class LocalStore implements IndexStore {
       }
       for (const f of delta.removedFiles) delFile.run(f);
       for (const { row, extract } of delta.upsertFiles) upFile.run({ ...row, extract: deflateRawSync(JSON.stringify(extract)), indexed_at: now });
-      for (const { node, textHash, lexical, vector, fileWords } of delta.nodes) {
+      delta.nodes.forEach(({ node, textHash, lexical, vector, fileWords }, i) => {
         const { q, scale } = quantize(vector);
         const { lastInsertRowid: rowid } = insNode.run({
           id: node.id,
@@ -428,9 +440,9 @@ export class LocalStore implements IndexStore {
         insFts.run(rowid, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body);
         insVec.run(BigInt(rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
         if (fileWords !== undefined) insFtsFile.run(rowid, lexical.path, fileWords);
-        const text: NodeText = [node.code, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
-        insText.run(rowid, deflateRawSync(JSON.stringify(text), fileWords === undefined ? SMALL_DEFLATE : FAST_DEFLATE));
-      }
+        if (apart) rowids.push(Number(rowid));
+        else insText.run(rowid, deflateText(texts[i]));
+      });
       for (const e of delta.edgesRemoved) {
         const [source, target] = [symbolOf.get(e.source) as number | undefined, symbolOf.get(e.target) as number | undefined];
         if (source === undefined || target === undefined) continue;
@@ -454,12 +466,18 @@ export class LocalStore implements IndexStore {
       const insC = db.prepare("INSERT INTO communities(id, name, description, size, files) VALUES (?, ?, ?, ?, ?)");
       for (const c of delta.communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
       this.setMeta(delta.meta);
-    });
-    try {
-      write();
+      if (apart) {
+        const blobs = await apart.catch((err: Error) => {
+          log.warn("deflating node texts on a thread failed; deflating them here", { error: err.message });
+          return texts.map(deflateText);
+        });
+        rowids.forEach((rowid, i) => insText.run(rowid, blobs[i]));
+      }
+      db.exec("COMMIT");
     } catch (err) {
+      // The index stays the previous build's (close() truncates the WAL).
+      if (db.inTransaction) db.exec("ROLLBACK");
       if (!isDiskFullError(err)) throw err;
-      // The transaction rolled back: the index is the previous build's (close() truncates the WAL).
       throw new CodememError("DISK_FULL", `No space left on the disk holding ${this.target} (${freeMb(this.target)} MB free); the index is unchanged. Free space, then run \`codemem build\` again.`, { file: this.target });
     }
     this.applied = true;
@@ -487,16 +505,11 @@ export class LocalStore implements IndexStore {
   }
 }
 
+/** Builds of this many nodes deflate their texts on a thread of their own (deflate-thread.ts). */
+const DEFLATE_APART_NODES = 2000;
+
 /** `node_text.text`: code, then the values the node's FTS rows were indexed with (see schema.ts). */
 type NodeText = [code: string, name: string, qualified: string, signature: string, doc: string, path: string, body: string, fileWords: string | null];
-
-/**
- * Node texts are deflated fast (level 1: 1.7 vs 2.6 s for the Go tree's 67 MB, 27.0 vs 25.3 MB
- * stored); a definition's text is small, so a 1 KB window and little memory also make zlib's
- * per-call setup cheaper at the same ratio (a module's, with its file's words, keeps the default window).
- */
-const FAST_DEFLATE = { level: 1 };
-const SMALL_DEFLATE = { level: 1, windowBits: 10, memLevel: 4 };
 
 function nodeText(blob: Buffer): NodeText {
   return JSON.parse(inflateRawSync(blob).toString("utf8")) as NodeText;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
@@ -144,5 +145,40 @@ describe("local index", () => {
     // The reader opened before the build still answers from the old file; a new one from the new file, alike.
     expect((await reader.store.lexicalNodes(["scan"], 5)).length).toBeGreaterThan(0);
     expect(await ids()).toEqual(answer);
+  });
+
+  it("stores the same texts whether a build deflates them on a thread of its own (2,000 nodes or more) or in its own", async () => {
+    // Part of Python's standard library, built at once, and built again directory by directory.
+    const lib = "/usr/lib/python3.11";
+    const dirs = ["json", "email", "http", "logging", "asyncio"];
+    const files: Record<string, string> = {};
+    for (const d of dirs) {
+      for (const f of fs.readdirSync(path.join(lib, d))) if (f.endsWith(".py")) files[`${d}/${f}`] = fs.readFileSync(path.join(lib, d, f), "utf8");
+    }
+    const whole = makeProject(files);
+    const parts = makeProject({});
+    const [a, b] = await Promise.all([whole, parts].map((p) => ProjectEngine.open(p.root, { sideEffects: false })));
+    cleanups.push(whole.cleanup, parts.cleanup, () => a.close(), () => b.close());
+    expect((await a.build({ project_path: whole.root })).nodes_processed).toBeGreaterThanOrEqual(2000);
+    for (const d of dirs) {
+      for (const [rel, body] of Object.entries(files)) if (rel.startsWith(`${d}/`)) parts.write(rel, body);
+      expect((await b.build({ project_path: parts.root })).nodes_processed).toBeLessThan(2000);
+    }
+    const texts = (root: string) => {
+      const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+      try {
+        const rows = db.prepare("SELECT n.id AS id, t.text AS text FROM nodes n JOIN node_text t ON t.rowid = n.rowid").all() as { id: string; text: Buffer }[];
+        return new Map(rows.map((r) => [r.id, inflateRawSync(r.text).toString("utf8")]));
+      } finally {
+        db.close();
+      }
+    };
+    const [ta, tb] = [texts(whole.root), texts(parts.root)];
+    expect(ta.size).toBeGreaterThanOrEqual(2000);
+    expect([...ta.keys()].sort()).toEqual([...tb.keys()].sort());
+    for (const [id, t] of ta) expect([id, t]).toEqual([id, tb.get(id)]);
+    // The code is whole: a method's first line is its def.
+    const [code] = JSON.parse(ta.get([...ta.keys()].find((id) => id.includes("decode"))!)!) as string[];
+    expect(code).toMatch(/def \w*decode/);
   });
 });

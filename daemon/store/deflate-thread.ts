@@ -1,0 +1,69 @@
+/**
+ * Deflates a large build's node texts on a thread of its own while the build's thread inserts the
+ * other rows: on 2 cores a full build of Go's src spent 3.3 s of its 14 s write deflating 60K texts
+ * one after another, with the other core idle. One request per thread: it exits when it has answered.
+ */
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { deflateRawSync, type ZlibOptions } from "node:zlib";
+
+/**
+ * Node texts are deflated fast (level 1: 1.7 vs 2.6 s for the Go tree's 67 MB, 27.0 vs 25.3 MB
+ * stored); a definition's text is small, so a 1 KB window and little memory also make zlib's
+ * per-call setup cheaper at the same ratio (a module's, with its file's words, keeps the default window).
+ */
+export const FAST_DEFLATE: ZlibOptions = { level: 1 };
+export const SMALL_DEFLATE: ZlibOptions = { level: 1, windowBits: 10, memLevel: 4 };
+
+/** One node text: its JSON, and whether it is a definition's (small) or a module's. */
+export interface NodeTextJson {
+  json: string;
+  small: boolean;
+}
+
+export function deflateText(t: NodeTextJson): Buffer {
+  return deflateRawSync(t.json, t.small ? SMALL_DEFLATE : FAST_DEFLATE);
+}
+
+interface Reply {
+  bytes?: Uint8Array;
+  ends?: Uint32Array;
+  error?: string;
+}
+
+/** The texts' deflated bytes, in order, made on a thread of their own. */
+export function deflateApart(texts: NodeTextJson[]): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./deflate-thread.js", import.meta.url), { workerData: { deflateTexts: texts } });
+    let answered = false;
+    w.once("message", (r: Reply) => {
+      answered = true;
+      void w.terminate();
+      if (r.error !== undefined) return reject(new Error(`deflating node texts failed: ${r.error}`));
+      const out: Buffer[] = [];
+      const buf = Buffer.from(r.bytes!.buffer, r.bytes!.byteOffset, r.bytes!.byteLength);
+      for (let i = 0, start = 0; i < r.ends!.length; start = r.ends![i++]) out.push(buf.subarray(start, r.ends![i]));
+      resolve(out);
+    });
+    w.once("error", (err) => {
+      if (!answered) reject(err);
+    });
+    w.once("exit", (code) => {
+      if (!answered) reject(new Error(`the deflate thread exited (${code})`));
+    });
+  });
+}
+
+if (!isMainThread && (workerData as { deflateTexts?: NodeTextJson[] } | undefined)?.deflateTexts) {
+  const texts = (workerData as { deflateTexts: NodeTextJson[] }).deflateTexts;
+  try {
+    const parts = texts.map(deflateText);
+    const ends = new Uint32Array(parts.length);
+    let total = 0;
+    parts.forEach((p, i) => (ends[i] = total += p.length));
+    const bytes = new Uint8Array(total);
+    parts.forEach((p, i) => bytes.set(p, ends[i] - p.length));
+    parentPort!.postMessage({ bytes, ends } satisfies Reply, [bytes.buffer, ends.buffer]);
+  } catch (err) {
+    parentPort!.postMessage({ error: (err as Error).message } satisfies Reply);
+  }
+}

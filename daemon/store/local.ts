@@ -398,7 +398,7 @@ export class LocalStore implements IndexStore {
       return { json: JSON.stringify(text), small: fileWords === undefined };
     });
     const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart(texts) : undefined;
-    // Until the thread has answered: a failure to deflate there is done here instead.
+    // Awaited after the inserts (a failure there is deflated here); if the inserts fail first, its rejection is not left unhandled.
     apart?.catch(() => {});
     const rowids: number[] = [];
 

@@ -302,7 +302,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }] : [];
       });
 
-      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, docs, progress);
+      // A module's file words are its file's indexed text: the scan's, else read again with the index's redaction.
+      const scanned = new Map(scan.changed.flatMap((c) => (c.source === undefined ? [] : [[c.row.path, c.source] as const])));
+      const indexed = (rel: string) => scanned.get(rel) ?? indexedSource(cfg, rel, redact);
+      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, docs, progress, indexed);
       lap("embed");
       checkpoint();
       if (opts.mayWrite && !(await opts.mayWrite())) throw cancelled();
@@ -588,6 +591,7 @@ async function embedNodes(
   prevHashes: Map<string, { rowid: number; textHash: string }>,
   prepared: Map<string, PreparedDoc>,
   progress: (p: BuildProgress) => void,
+  indexed: (rel: string) => string,
 ): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
@@ -603,12 +607,12 @@ async function embedNodes(
   }));
   const delta: BuildDelta["nodes"] = [];
   const toEmbed: { i: number; text: string }[] = [];
-  const sources = new Map<string, string>();
   let embedded = 0;
   for (const { n, text, lexical, hash, vector } of texts) {
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? fileWordsOf(cfg, n.file_path, sources) : undefined });
+    // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? splitWords(indexed(n.file_path).slice(0, 400_000)).join(" ") : undefined });
     if (!reused) embedded++;
     if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }
@@ -627,17 +631,13 @@ function sortedJson(o: Record<string, string | number>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
-/** Words of a whole file (identifiers split, comments included) for the file-level lexical index; redacted when the build redacts. */
-function fileWordsOf(cfg: ResolvedConfig, rel: string, cache: Map<string, string>): string {
-  let text = cache.get(rel);
-  if (text === undefined) {
-    try {
-      text = indexedText(fs.readFileSync(`${cfg.root}/${rel}`, "utf8"), rel, cfg.build.excludeSecrets ?? false);
-    } catch {
-      text = "";
-    }
+/** A file's indexed text, read again (redacted under the index's policy); empty when it cannot be read. */
+function indexedSource(cfg: ResolvedConfig, rel: string, redact: boolean): string {
+  try {
+    return indexedText(fs.readFileSync(`${cfg.root}/${rel}`, "utf8"), rel, redact);
+  } catch {
+    return "";
   }
-  return splitWords(text.slice(0, 400_000)).join(" ");
 }
 
 /** Nodes of the external generator's graph, with line ranges and code from our own parse of their files. */

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -6,7 +7,7 @@ import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { splitWords } from "../../dist/daemon/index/text.js";
 import { redactSecrets } from "../../dist/daemon/secrets/scan.js";
 import { seededRandom } from "../../dist/shared/random.js";
-import { makeProject } from "../helpers.js";
+import { makeProject, touchLater } from "../helpers.js";
 
 /**
  * A planted corpus: one realistic secret of each kind, in the file type where it lives, with a
@@ -96,10 +97,16 @@ describe("secret scanner on a planted corpus", () => {
     const proj = makeProject(files);
     afterAll(() => proj.cleanup());
 
-    it("holds no secret and no fragment of one in its lexical tables or code", async () => {
+    it("holds no secret and no fragment of one in its lexical tables or code, also after every file is edited and built again without the flag", async () => {
       const engine = await ProjectEngine.open(proj.root, { sideEffects: false });
       try {
         await engine.build({ project_path: proj.root, exclude_secrets: true });
+        // The policy is the index's: a later build that does not restate it re-reads the edited files redacted.
+        for (const f of Object.keys(PLANTED)) {
+          fs.appendFileSync(path.join(proj.root, f), "\n");
+          touchLater(path.join(proj.root, f));
+        }
+        expect((await engine.build({ project_path: proj.root })).files_changed).toBeGreaterThan(0);
       } finally {
         await engine.close();
       }

@@ -11,8 +11,8 @@ import { deflateRawSync, type ZlibOptions } from "node:zlib";
  * stored); a definition's text is small, so a 1 KB window and little memory also make zlib's
  * per-call setup cheaper at the same ratio (a module's, with its file's words, keeps the default window).
  */
-export const FAST_DEFLATE: ZlibOptions = { level: 1 };
-export const SMALL_DEFLATE: ZlibOptions = { level: 1, windowBits: 10, memLevel: 4 };
+const FAST_DEFLATE: ZlibOptions = { level: 1 };
+const SMALL_DEFLATE: ZlibOptions = { level: 1, windowBits: 10, memLevel: 4 };
 
 /** One node text: its JSON, and whether it is a definition's (small) or a module's. */
 export interface NodeTextJson {

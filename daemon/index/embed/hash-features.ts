@@ -62,15 +62,15 @@ const FEATURES = new Map<string, WordFeatures>();
 const FEATURES_CACHE_SIZE = 50_000;
 
 function featuresOf(raw: string): WordFeatures {
-  let f = FEATURES.get(raw);
-  if (f) return f;
+  const cached = FEATURES.get(raw);
+  if (cached) return cached;
   const w = stem(raw);
-  f = { stem: w, keys: [], hashes: [], factors: [], divisors: [] };
+  const made: WordFeatures = { stem: w, keys: [], hashes: [], factors: [], divisors: [] };
   const add = (key: string, factor: number, divisor: number) => {
-    f!.keys.push(key);
-    f!.hashes.push(fnv1a(key));
-    f!.factors.push(factor);
-    f!.divisors.push(divisor);
+    made.keys.push(key);
+    made.hashes.push(fnv1a(key));
+    made.factors.push(factor);
+    made.divisors.push(divisor);
   };
   add(`w:${w}`, WORD_WEIGHT, 1);
   const cs = conceptsOf(w) ?? conceptsOf(raw);
@@ -81,8 +81,8 @@ function featuresOf(raw: string): WordFeatures {
     for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT, Math.sqrt(n));
   }
   if (FEATURES.size >= FEATURES_CACHE_SIZE) FEATURES.clear();
-  FEATURES.set(raw, f);
-  return f;
+  FEATURES.set(raw, made);
+  return made;
 }
 
 function fnv1a(s: string): number {

@@ -17,10 +17,13 @@ export class WordVectors {
     readonly dim: number,
     private readonly index: Map<string, number>,
     private readonly weight: Float32Array,
-    /** Each word's int8 row and its scale, as stored: a row is scaled as it is read (see vector). */
+    /** Each word's int8 row and its scale, as stored: a row is scaled when first used (see row). */
     private readonly q: Int8Array,
     private readonly scale: Float32Array,
   ) {}
+
+  /** Dequantized rows by word index (see row). */
+  private readonly rows = new Map<number, Float32Array>();
 
   static load(file: string): WordVectors {
     const raw = fs.readFileSync(file);
@@ -58,8 +61,6 @@ export class WordVectors {
     }
     return r;
   }
-
-  private readonly rows = new Map<number, Float32Array>();
 
   /** The vector of a text's content words (`contentWords`). */
   vectorOf(words: string[], weight?: (stem: string) => number): Float32Array {

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { CodememError } from "../../../shared/errors.js";
 import { contentWords } from "../text.js";
 import type { Embedder } from "./embedder.js";
+import { CONCEPTS_VERSION } from "./concepts.js";
 import { HashFeatures } from "./hash-features.js";
 import { WordVectors } from "./word-vectors.js";
 
@@ -38,7 +39,9 @@ export class BuiltinEmbedder implements Embedder {
     }
     this.words = WordVectors.load(VECTORS_FILE);
     this.dim = HASH_DIM + this.words.dim;
-    this.id = `builtin-code-${this.words.version}:${this.dim}`;
+    // The id names everything the vectors depend on: an index built under other word vectors or
+    // concept groups is re-embedded by the next build (isBuiltinUpgrade).
+    this.id = `builtin-code-${this.words.version}-${CONCEPTS_VERSION}:${this.dim}`;
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * Groups of words that mean the same thing in code and in questions about code. The built-in
  * embedder adds a shared concept feature for each member, so "remove" finds `delete_entry`.
@@ -6,7 +8,7 @@
 export const CONCEPT_GROUPS: string[][] = [
   ["delete", "remove", "drop", "erase", "unlink", "purge", "discard", "rm", "del"],
   ["create", "make", "new", "build", "construct", "init", "initialize", "initialise", "spawn", "alloc", "allocate"],
-  ["get", "fetch", "retrieve", "load", "lookup", "find", "query", "obtain", "read"],
+  ["get", "fetch", "retrieve", "load", "lookup", "find", "locate", "query", "obtain", "read"],
   ["set", "assign", "store", "save", "put", "write", "persist", "update"],
   ["parse", "decode", "unmarshal", "deserialize", "deserialise", "unpack", "scan", "tokenize", "lex"],
   ["format", "encode", "marshal", "serialize", "serialise", "pack", "dump", "render", "stringify", "print"],
@@ -66,6 +68,7 @@ export const CONCEPT_GROUPS: string[][] = [
   ["unique", "dedupe", "distinct", "uniq"],
   ["empty", "blank", "null", "nil", "none", "zero", "missing"],
   ["default", "fallback", "preset", "standard"],
+  ["app", "application", "applicate"],
 ];
 
 const conceptOf = new Map<string, number[]>();
@@ -76,6 +79,9 @@ CONCEPT_GROUPS.forEach((group, i) => {
     conceptOf.set(w, list);
   }
 });
+
+/** Names the groups' contents in the built-in embedder's id: another grouping gives other vectors. */
+export const CONCEPTS_VERSION = createHash("sha1").update(JSON.stringify(CONCEPT_GROUPS)).digest("hex").slice(0, 8);
 
 export function conceptsOf(stemmedWord: string): number[] | undefined {
   return conceptOf.get(stemmedWord);

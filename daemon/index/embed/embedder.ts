@@ -1,5 +1,5 @@
 export interface Embedder {
-  /** Stable identity recorded in the index, e.g. "builtin-code-1f0c2a9e:384", "trained-code-<model digest>-<word-vector digest>:512" or "hf:<model-name>:<dim>". */
+  /** Stable identity recorded in the index, e.g. "builtin-code-1f0c2a9e-5b3d7c01:384" (word vectors, concept groups), "trained-code-<model digest>-<word-vector digest>:512" or "hf:<model-name>:<dim>". */
   readonly id: string;
   readonly dim: number;
   /** L2-normalised vectors, one per text, same order. */

@@ -339,9 +339,9 @@ export class Retriever {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
     const lq = this.lexicalQuery(query);
-    // The vector search is asked first: the local index scores vectors on a thread of its own while
-    // the lexical queries run here.
-    const [vec, lex, files] = await Promise.all([this.warming.has("vector search") ? [] : this.vector(qv), this.lexical(lq), this.fileMatches(lq)]);
+    // The vector and whole-file queries are asked first: the local index answers them on a thread of
+    // its own while the node query runs here.
+    const [vec, files, lex] = await Promise.all([this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(lq), this.lexical(lq)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);

@@ -10,6 +10,7 @@ import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { deflateApart, deflateText, type NodeTextJson } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
+import { bm25, FILE_WEIGHTS } from "./bm25.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
@@ -277,36 +278,13 @@ export class LocalStore implements IndexStore {
   }
 
   async lexicalNodes(words: string[], limit: number, common?: ReadonlySet<string>): Promise<LexicalHit[]> {
-    return this.bm25("fts_nodes", LEXICAL_WEIGHTS.join(", "), words, limit, common);
+    return bm25((sql) => this.stmt(sql), "fts_nodes", LEXICAL_WEIGHTS.join(", "), words, limit, common);
   }
 
+  /** On the vector thread once its vectors are loaded: the reader's thread runs the node query meanwhile. */
   async lexicalFiles(words: string[], limit: number, common?: ReadonlySet<string>): Promise<LexicalHit[]> {
-    return this.bm25("fts_files", "2, 1", words, limit, common);
-  }
-
-  /**
-   * The best rows by BM25 over any of the words. FTS5 scores every matching row, so a common word
-   * ("string" is in a quarter of Go's nodes) makes a question cost tens of ms. With rare words beside
-   * it, the rows holding only common words are left out, and the others keep their exact score:
-   * BM25 sums over the query's phrases, so a row with a rare and a common word scores in
-   * `(common) AND (rare)` what it scores in the whole OR, and a row with rare words only scores in
-   * `rare` what it scores there. Each top list is complete for its rows, so their merge is exact.
-   */
-  private bm25(table: "fts_nodes" | "fts_files", weights: string, words: string[], limit: number, common?: ReadonlySet<string>): LexicalHit[] {
-    if (words.length === 0) return [];
-    const rare = words.filter((w) => !common?.has(w));
-    const often = words.filter((w) => common?.has(w));
-    if (rare.length === 0 || often.length === 0) return this.bm25Match(table, weights, matchExpr(words), limit);
-    const best = new Map<number, number>();
-    for (const h of this.bm25Match(table, weights, matchExpr(rare), limit)) best.set(h.rowid, h.score);
-    for (const h of this.bm25Match(table, weights, `(${matchExpr(often)}) AND (${matchExpr(rare)})`, limit)) best.set(h.rowid, h.score);
-    return [...best].map(([rowid, score]) => ({ rowid, score })).sort((a, b) => b.score - a.score || a.rowid - b.rowid).slice(0, limit);
-  }
-
-  /** FTS5's bm25() is negative, better when lower: answered negated, so higher is better. */
-  private bm25Match(table: "fts_nodes" | "fts_files", weights: string, expr: string, limit: number): LexicalHit[] {
-    const sql = `SELECT rowid, -bm25(${table}, ${weights}) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC LIMIT ?`;
-    return (this.stmt(sql).all(expr, limit) as LexicalHit[]).map((r) => ({ rowid: Number(r.rowid), score: r.score }));
+    if (this.vectorThread && !this.warming) return this.vectorThread.lexicalFiles(words, limit, common);
+    return bm25((sql) => this.stmt(sql), "fts_files", FILE_WEIGHTS, words, limit, common);
   }
 
   /** Posted to the vector thread at once when its vectors are loaded: the caller's next queries overlap the scan. */
@@ -513,11 +491,6 @@ type NodeText = [code: string, name: string, qualified: string, signature: strin
 
 function nodeText(blob: Buffer): NodeText {
   return JSON.parse(inflateRawSync(blob).toString("utf8")) as NodeText;
-}
-
-/** FTS5 query matching any of the words; each is quoted, so user text cannot form operators. */
-function matchExpr(words: string[]): string {
-  return words.map((w) => `"${w.replace(/"/g, "")}"`).join(" OR ");
 }
 
 /** Free megabytes on the file system holding `file` ('?' when it cannot be read). */

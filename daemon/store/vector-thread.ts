@@ -1,15 +1,19 @@
 /**
  * A reader's vector search on a thread of its own. The thread loads every vector of the index into
  * one VectorMatrix (from its own connection's snapshot) and answers nearest-neighbour requests, so a
- * search's lexical queries run on the reader's thread while the vectors are scored here: at 60K nodes
- * the scan (~3.5 ms) no longer adds to them. Loading no longer holds the reader's thread either.
- * Messages are handled in order: a patch sent before a search is in the matrix that search reads.
+ * search's node query runs on the reader's thread while the vectors are scored here: at 60K nodes
+ * the scan (~3.5 ms) no longer adds to it. The whole-file BM25 query (~2 ms) runs here too, after
+ * the scan, on the thread's own connection (committed index, as the reader's). Loading no longer
+ * holds the reader's thread either. Messages are handled in order: a patch sent before a search is
+ * in the matrix that search reads.
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CodememError } from "../../shared/errors.js";
 import { collectWhenIdle } from "../../shared/memory.js";
+import { bm25, FILE_WEIGHTS } from "./bm25.js";
+import type { LexicalHit } from "./types.js";
 import { VectorMatrix, type Quantized } from "./vector-matrix.js";
 
 interface Start {
@@ -19,15 +23,21 @@ interface Start {
 
 type ToThread =
   | { type: "patch"; files: string[]; rows: { rowid: number; file: string }[]; vectors: [number, Quantized][] }
-  | { type: "nearest"; id: number; q: Float32Array; limit: number };
+  | { type: "nearest"; id: number; q: Float32Array; limit: number }
+  | { type: "files"; id: number; words: string[]; limit: number; common: string[] };
 
-type FromThread = { type: "loaded" } | { type: "failed"; message: string } | { type: "nearest"; id: number; rowids: Int32Array; sims: Float32Array };
+/** A request's answer: rowids and their similarities (nearest) or BM25 scores (files), best first. */
+type FromThread =
+  | { type: "loaded" }
+  | { type: "failed"; message: string }
+  | { type: "hits"; id: number; rowids: Int32Array; scores: Float64Array }
+  | { type: "error"; id: number; message: string };
 
 /** The reader's end: starts the thread, which loads at once; `loaded` settles when it has. */
 export class VectorThread {
   readonly loaded: Promise<void>;
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (hits: { rowid: number; sim: number }[]) => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (m: { rowids: Int32Array; scores: Float64Array }) => void; reject: (err: Error) => void }>();
   private nextId = 0;
   private gone?: Error;
 
@@ -56,7 +66,8 @@ export class VectorThread {
         } else {
           const p = this.pending.get(m.id);
           this.pending.delete(m.id);
-          p?.resolve(Array.from(m.rowids, (rowid, i) => ({ rowid, sim: m.sims[i] })));
+          if (m.type === "hits") p?.resolve(m);
+          else p?.reject(new CodememError("INTERNAL", `The vector search thread could not answer: ${m.message}`));
         }
       });
       this.worker.on("error", (err) => fail(err.message));
@@ -67,12 +78,23 @@ export class VectorThread {
   }
 
   /** Sent at once (not after an await), so the caller's next synchronous work overlaps the scan. */
-  nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {
+  async nearest(q: Float32Array, limit: number): Promise<{ rowid: number; sim: number }[]> {
+    const m = await this.ask((id) => ({ type: "nearest", id, q, limit }));
+    return Array.from(m.rowids, (rowid, i) => ({ rowid, sim: m.scores[i] }));
+  }
+
+  /** The best files by whole-file BM25 (`bm25` on fts_files), after the vector requests sent before. */
+  async lexicalFiles(words: string[], limit: number, common?: ReadonlySet<string>): Promise<LexicalHit[]> {
+    const m = await this.ask((id) => ({ type: "files", id, words, limit, common: [...(common ?? [])] }));
+    return Array.from(m.rowids, (rowid, i) => ({ rowid, score: m.scores[i] }));
+  }
+
+  private ask(request: (id: number) => ToThread): Promise<{ rowids: Int32Array; scores: Float64Array }> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ type: "nearest", id, q, limit } satisfies ToThread);
+      this.worker.postMessage(request(id));
     });
   }
 
@@ -94,27 +116,38 @@ export class VectorThread {
 async function serve(start: Start): Promise<void> {
   const port = parentPort!;
   let matrix: VectorMatrix;
+  let db: Database.Database;
   try {
-    const db = new Database(start.file, { readonly: true, fileMustExist: true });
+    db = new Database(start.file, { readonly: true, fileMustExist: true });
     try {
       sqliteVec.load(db);
       db.exec("BEGIN");
       // No pauses: nothing else runs on this thread, and requests wait in its queue meanwhile.
       matrix = await VectorMatrix.load(db, start.dim, () => Promise.resolve());
       db.exec("COMMIT");
-    } finally {
+    } catch (err) {
       db.close();
+      throw err;
     }
   } catch (err) {
     port.postMessage({ type: "failed", message: (err as Error).message } satisfies FromThread);
     return;
   }
+  const stmts = new Map<string, Database.Statement>();
+  const stmt = (sql: string) => stmts.get(sql) ?? stmts.set(sql, db.prepare(sql)).get(sql)!;
+  const reply = (id: number, hits: { rowid: number; score: number }[]) => {
+    const rowids = Int32Array.from(hits, (h) => h.rowid);
+    const scores = Float64Array.from(hits, (h) => h.score);
+    port.postMessage({ type: "hits", id, rowids, scores } satisfies FromThread, [rowids.buffer, scores.buffer]);
+  };
   port.on("message", (m: ToThread) => {
     if (m.type === "patch") return matrix.patch(m.files, m.rows, new Map(m.vectors));
-    const hits = matrix.nearest(m.q, m.limit);
-    const rowids = Int32Array.from(hits, (h) => h.rowid);
-    const sims = Float32Array.from(hits, (h) => h.sim);
-    port.postMessage({ type: "nearest", id: m.id, rowids, sims } satisfies FromThread, [rowids.buffer, sims.buffer]);
+    if (m.type === "nearest") return reply(m.id, matrix.nearest(m.q, m.limit).map((h) => ({ rowid: h.rowid, score: h.sim })));
+    try {
+      reply(m.id, bm25(stmt, "fts_files", FILE_WEIGHTS, m.words, m.limit, new Set(m.common)));
+    } catch (err) {
+      port.postMessage({ type: "error", id: m.id, message: (err as Error).message } satisfies FromThread);
+    }
   });
   port.postMessage({ type: "loaded" } satisfies FromThread);
   // The load's row objects and buffers are garbage now, and an idle thread would keep them.

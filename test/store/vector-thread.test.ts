@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { openStore } from "../../dist/daemon/store/open.js";
 import type { IndexStore } from "../../dist/daemon/store/types.js";
+import { VectorThread } from "../../dist/daemon/store/vector-thread.js";
 import { stateDirs } from "../../dist/shared/paths.js";
 import { makeProject } from "../helpers.js";
 
@@ -68,6 +69,28 @@ describe("a reader's vector search on its own thread", () => {
     expect(again[0].rowid).toBe(triangle.rowid);
     // The file's old rows left the matrix with it: only current rows answer, each once.
     expect(again.map((h) => h.rowid).sort((a, b) => a - b)).toEqual(after.map((n) => n.rowid).sort((a, b) => a - b));
+  });
+
+  it("answers whole-file BM25 on the thread as on the reader's connection, and sees a save's commit", async () => {
+    const { p, engine, reader } = await project();
+    const store = await reader();
+    // The reader's own answers (its thread not started yet) against a thread's on the same index.
+    const thread = new VectorThread({ file: stateDirs(engine.root).dbFile, dim: Number((await store.meta()).dim) }, () => {});
+    cleanups.push(() => thread.close());
+    await thread.loaded;
+    for (const [words, common] of [[["area", "circle", "words"], undefined], [["area", "circle"], new Set(["area"])], [["nothing"], undefined]] as const) {
+      const local = await store.lexicalFiles([...words], 10, common);
+      expect(await thread.lexicalFiles([...words], 10, common), words.join(" ")).toEqual(local);
+    }
+    expect((await store.lexicalFiles(["area", "words"], 10)).length).toBe(2);
+    await store.warm();
+
+    // A save that adds a file: the thread's connection reads the committed index, as the reader does.
+    p.write("shapes/hexagon.go", "package shapes\n\n// Hexagon returns the area of a regular hexagon with side s.\nfunc Hexagon(s float64) float64 { return 2.598 * s * s }\n");
+    await engine.build({ project_path: p.root });
+    await store.refresh(["shapes/hexagon.go"]);
+    const files = new Map((await store.catalog()).filter((n) => n.type === "module").map((n) => [n.rowid, n.file_path]));
+    expect((await store.lexicalFiles(["hexagon"], 10)).map((h) => files.get(h.rowid))).toEqual(["shapes/hexagon.go"]);
   });
 
   it("fails a search with INTERNAL when its thread cannot load, and starts another on the next search", async () => {

@@ -164,13 +164,22 @@ export class ProjectEngine {
     return r.data as z.infer<O["input"]>;
   }
 
-  async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean; paths?: string[]; warm?: boolean } = {}): Promise<Output<typeof ops.build>> {
+  /**
+   * `owner` is the client process that asked (a daemon's request): its Ctrl-C cancels this build,
+   * whether it runs or still waits behind another (a watch batch's).
+   */
+  async build(input: Input<typeof ops.build>, opts: { deferGraphFile?: boolean; paths?: string[]; warm?: boolean; owner?: number } = {}): Promise<Output<typeof ops.build>> {
     const a = this.parse(ops.build, input);
     this.refreshConfig(true);
     // A build naming a backend moves the project to it; later commands follow (`.codemem/store.json`).
     const base = a.backend !== undefined || a.db_url !== undefined ? resolveConfig(this.root, { ...this.opts.flags, backend: a.backend ?? this.cfg.store.backend, dbUrl: a.db_url }) : this.cfg;
     const cfg = { ...base, build: { ...base.build, batchSize: a.batch_size ?? base.build.batchSize, excludeSecrets: a.exclude_secrets ?? base.build.excludeSecrets } };
+    const ticket: BuildTicket = { owner: opts.owner, cancelled: false };
+    this.waiting.add(ticket);
     const run = this.building.then(async () => {
+      this.waiting.delete(ticket);
+      if (ticket.cancelled) throw new CodememError("BUILD_CANCELLED", "The build was cancelled before it started; the index is as it was.");
+      this.runningOwner = opts.owner;
       try {
         const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
         if (moved) this.builder.reset(); // the warm state describes the other backend's index
@@ -190,6 +199,7 @@ export class ProjectEngine {
         return r;
       } finally {
         this.buildProgress = undefined;
+        this.runningOwner = undefined;
       }
     });
     this.building = run.catch(() => {});
@@ -223,9 +233,22 @@ export class ProjectEngine {
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
   buildProgress?: BuildProgress & { started_at: string };
 
-  /** Stops the running build before its write (the index stays as it was); false when none runs or it is writing. */
-  cancelBuild(): boolean {
-    return this.builder.cancel();
+  /** Builds queued behind the running one (each waits for `building`). */
+  private readonly waiting = new Set<BuildTicket>();
+  /** The client whose build runs now, if a client asked for it. */
+  private runningOwner?: number;
+
+  /**
+   * Stops a build before its write (the index stays as it was). With `owner`, that client's build:
+   * one still waiting never starts, a running one stops; another client's build is left alone.
+   * Without, the running build. False when there is none, or it is already writing.
+   */
+  cancelBuild(owner?: number): boolean {
+    if (owner === undefined) return this.builder.cancel();
+    const queued = [...this.waiting].filter((t) => t.owner === owner && !t.cancelled);
+    for (const t of queued) t.cancelled = true;
+    const running = this.runningOwner === owner && this.builder.cancel();
+    return queued.length > 0 || running;
   }
 
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
@@ -615,14 +638,15 @@ export class ProjectEngine {
     return runBenchmark(this, a.questions ? questionList(a.questions, "questions") : a.questions_file, a.limit);
   }
 
-  /** Runs an operation by name with raw (unvalidated) input. */
-  async dispatch(name: string, input: unknown): Promise<unknown> {
+  /** Runs an operation by name with raw (unvalidated) input; `ctx.owner` is the client process that asked (see build). */
+  async dispatch(name: string, input: unknown, ctx: { owner?: number } = {}): Promise<unknown> {
     const op = ops.operationByName(name);
     if (!op) throw new CodememError("UNKNOWN_OPERATION", `Unknown operation "${name}"; known: ${ops.OPERATIONS.map((o) => o.name).join(", ")}.`);
     if (op.name !== "build") this.refreshConfig(false);
-    const fn = (this as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name];
+    const fn = (this as unknown as Record<string, (i: unknown, ctx: { owner?: number }) => Promise<unknown>>)[op.name];
     // What crosses the boundary is exactly the declared output: undeclared fields are dropped.
-    const result = op.output.parse(await fn.call(this, input));
+    // Only build takes a second argument: who asked, so that their Ctrl-C finds it.
+    const result = op.output.parse(await fn.call(this, input, { owner: ctx.owner }));
     if (this.sideEffects && REINFORCING.has(op.name)) {
       // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
       const ids = nodesOf(result).slice(0, 12);
@@ -651,6 +675,12 @@ export class ProjectEngine {
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }
+}
+
+/** A build asked for and not yet started; a cancelled one throws BUILD_CANCELLED when its turn comes. */
+interface BuildTicket {
+  owner?: number;
+  cancelled: boolean;
 }
 
 function ratio(source: number, used: number): number {

@@ -196,10 +196,10 @@ async function main(): Promise<void> {
   let stopping: Promise<never> | undefined;
   const info = () => ({ pid: process.pid, root, uptime_s: Math.round((Date.now() - startedAt) / 1000), version: VERSION, code: CODE });
   const server: InstanceType<typeof DaemonServer> = new DaemonServer(
-    async (op, input) => {
+    async (op, input, client) => {
       // Clients may leave project_path out: this daemon serves exactly one project.
       if (input && typeof input === "object" && !Array.isArray(input) && !("project_path" in input)) input = { ...input, project_path: root };
-      const result = await engine.dispatch(op, input);
+      const result = await engine.dispatch(op, input, { owner: client.pid });
       if (op === "build" || op === "codemem_build") ensureWatcher();
       return result;
     },
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
         build: engine.buildProgress ?? null,
       }),
       shutdown: () => void shutdown("shutdown request"),
-      cancelBuild: () => ({ cancelled: engine.cancelBuild() }),
+      cancelBuild: (client) => ({ cancelled: engine.cancelBuild(client.pid) }),
     },
   );
 

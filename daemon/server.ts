@@ -27,8 +27,14 @@ export interface AdminHooks {
   status(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Called after the shutdown reply has been written. */
   shutdown(): void;
-  /** Stops the running build (`codemem build` interrupted by Ctrl-C). */
-  cancelBuild(): { cancelled: boolean };
+  /** Stops the asking client's build, running or queued (`codemem build` interrupted by Ctrl-C). */
+  cancelBuild(client: ClientInfo): { cancelled: boolean };
+}
+
+/** The request's `client` as sent, its fields kept only when of their type (a pid names whose build a cancel stops). */
+function clientOf(raw: unknown): ClientInfo {
+  const c = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  return { pid: Number.isSafeInteger(c.pid) ? (c.pid as number) : undefined, source: typeof c.source === "string" ? c.source : undefined };
 }
 
 export type RequestHandler = (op: string, input: unknown, client: ClientInfo) => Promise<unknown>;
@@ -121,7 +127,7 @@ export class DaemonServer {
     const started = performance.now();
     const m = (msg && typeof msg === "object" ? msg : {}) as { id?: unknown; op?: unknown; input?: unknown; client?: unknown };
     const id: RequestId = typeof m.id === "number" || typeof m.id === "string" ? m.id : null;
-    const client = (m.client && typeof m.client === "object" ? m.client : {}) as ClientInfo;
+    const client = clientOf(m.client);
     const op = typeof m.op === "string" ? m.op : "";
     this.counters.requests++;
     try {
@@ -130,7 +136,7 @@ export class DaemonServer {
       let result: unknown;
       if (op === "ping") result = this.admin.ping();
       else if (op === "status") result = { ...(await this.admin.status()), server: this.counts() };
-      else if (op === "cancel_build") result = this.admin.cancelBuild();
+      else if (op === "cancel_build") result = this.admin.cancelBuild(client);
       else if (op === "shutdown") {
         result = { stopping: true };
         setImmediate(() => this.admin.shutdown());

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -92,5 +93,38 @@ describe("callDaemon", () => {
     expect(daemonPids(root)).toEqual([pid]);
     const st = await daemonStatus(root);
     expect((st.server as { requests: number }).requests).toBeGreaterThanOrEqual(200);
+  });
+
+  it("a client's Ctrl-C cancels its own build, queued behind another client's, and leaves that one running", async () => {
+    const root = makeProject();
+    await callDaemon(root, "build", {});
+    const sock = net.createConnection(daemonFiles(root).socket);
+    await new Promise((res, rej) => sock.once("connect", res).once("error", rej));
+    const replies = new Map<number, { ok: boolean; result?: { cancelled?: boolean; node_count?: number }; error?: { code: string } }>();
+    let buf = "";
+    sock.on("data", (d) => {
+      buf += d;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        const r = JSON.parse(buf.slice(0, nl));
+        replies.set(r.id, r);
+        buf = buf.slice(nl + 1);
+      }
+    });
+    // Client 1001 forces a rebuild; client 1002's build waits behind it; 1002 cancels; 1003, which asked
+    // for nothing, cancels nothing.
+    const request = (id: number, op: string, input: object, pid: number) => JSON.stringify({ id, op, input, client: { pid, source: "cli" } }) + "\n";
+    sock.write(
+      request(1, "build", { project_path: root, force: true }, 1001) +
+        request(2, "build", { project_path: root }, 1002) +
+        request(3, "cancel_build", {}, 1002) +
+        request(4, "cancel_build", {}, 1003),
+    );
+    await waitFor("four replies", () => replies.size === 4, 30_000);
+    sock.destroy();
+    expect(replies.get(3)!.result).toEqual({ cancelled: true });
+    expect(replies.get(4)!.result).toEqual({ cancelled: false });
+    expect(replies.get(2)!.error?.code).toBe("BUILD_CANCELLED");
+    expect(replies.get(1)!.ok).toBe(true);
+    expect(replies.get(1)!.result!.node_count).toBeGreaterThan(0);
   });
 });

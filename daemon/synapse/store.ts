@@ -451,12 +451,15 @@ export class SynapseStore {
    * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees.
    */
   private edgesOf(id: string, toWeight: (score: number) => number): { degree: number; edges: { id: string; weight: number }[] } {
-    const degree = (this.stmts.degree.get(id)?.degree ?? 0) + (this.stmts.cochangeDegree.get(id)?.degree ?? 0);
+    const sessions = this.stmts.degree.get(id)?.degree ?? 0;
+    const history = this.stmts.cochangeDegree.get(id)?.degree ?? 0;
+    const degree = sessions + history;
     if (degree === 0) return { degree, edges: [] };
     const limit = this.params.fanout;
     const merged = new Map<string, number>();
-    for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, e.weight);
-    for (const e of this.stmts.cochangeOf.all({ id, limit })) {
+    // A side without edges is not read (its query costs as much as one with a few rows).
+    if (sessions > 0) for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, e.weight);
+    if (history > 0) for (const e of this.stmts.cochangeOf.all({ id, limit })) {
       const w = toWeight(e.score);
       merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
     }
@@ -541,6 +544,17 @@ export class SynapseStore {
    * are never intermediates nor results. Returns the top `k` non-seed nodes.
    */
   neighbors(seeds: string[], opts: { depth?: 1 | 2; k?: number; hop?: number } = {}): SynapseNeighbor[] {
+    // One read transaction for the up to ~85 small reads of a recall: each read alone takes and drops
+    // the WAL's read lock (recall on every search: 2.3 → 1.5–2.2 ms at 21 nodes spread).
+    return this.reading(() => this.spreadFrom(seeds, opts));
+  }
+
+  /** Runs `read` in one deferred transaction (a savepoint inside one already open). */
+  private reading<T>(read: () => T): T {
+    return this.db.transaction(read).deferred();
+  }
+
+  private spreadFrom(seeds: string[], opts: { depth?: 1 | 2; k?: number; hop?: number }): SynapseNeighbor[] {
     const depth = opts.depth ?? 2;
     const k = opts.k ?? 10;
     const hop = opts.hop ?? this.params.hopDamping;

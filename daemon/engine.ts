@@ -17,7 +17,7 @@ import { unsupportedOf } from "./index/languages/unsupported.js";
 import { discover } from "./index/walk.js";
 import { walkApart, type WalkedFile } from "./index/walk-thread.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
-import { Retriever } from "./retrieve/retriever.js";
+import { REEMBEDDING, Retriever } from "./retrieve/retriever.js";
 import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
@@ -371,11 +371,14 @@ export class ProjectEngine {
 
   private async checkEmbedder(): Promise<Embedder> {
     const e = await this.embedder();
-    const built = (await this.retriever()).meta.embedder;
-    if (built && built !== e.id) {
-      if (isBuiltinUpgrade(built, e.id)) {
-        throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built by an earlier codemem (embedder ${built}); run \`codemem build\` to re-embed it with ${e.id}.`);
-      }
+    const r = await this.retriever();
+    const built = r.meta.embedder;
+    // Vectors of an earlier built-in embedder (codemem was upgraded): answers are lexical, and say so,
+    // until the next build re-embeds them (a daemon's catch-up build after its start does).
+    const upgrade = !!built && isBuiltinUpgrade(built, e.id);
+    if (upgrade) r.warming.add(REEMBEDDING);
+    else r.warming.delete(REEMBEDDING);
+    if (built && built !== e.id && !upgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);
     }
     return e;

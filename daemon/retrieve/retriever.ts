@@ -337,11 +337,13 @@ export class Retriever {
   /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
   async search(query: string, embedder: Embedder, limit: number, recall?: Recall, groupBy: GroupBy = "node"): Promise<Hit[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
-    // Until the vectors are loaded after a start, answers are lexical (and their freshness says so).
+    // Until the vectors are loaded after a start (or re-embedded after an upgrade), answers are lexical
+    // (and their freshness says so).
     const lq = this.lexicalQuery(query);
     // The vector and whole-file queries are asked first: the local index answers them on a thread of
     // its own while the node query runs here.
-    const [vec, files, lex] = await Promise.all([this.warming.has("vector search") ? [] : this.vector(qv), this.fileMatches(lq), this.lexical(lq)]);
+    const vectors = !this.warming.has("vector search") && !this.warming.has(REEMBEDDING);
+    const [vec, files, lex] = await Promise.all([vectors ? this.vector(qv) : [], this.fileMatches(lq), this.lexical(lq)]);
     const scores = new Map<string, Hit>();
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
@@ -507,6 +509,9 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
   const span = (hits[0]?.score ?? floor) - floor;
   return hits.map((h) => ({ rowid: h.rowid, score: span > 0 ? Math.max(0, (h.score - floor) / span) : 1 }));
 }
+
+/** What a reader lacks while the index's vectors are an earlier built-in embedder's (set by the engine). */
+export const REEMBEDDING = "re-embedded vectors";
 
 /** Slices of the catalog a warming reader handles between yields to answers. */
 const WARM_SLICE = 2000;

@@ -37,7 +37,7 @@ describe("the neural embedder in a real build", () => {
     await builtin.close();
   });
 
-  it("an index from an earlier built-in embedder is refused for answers, then re-embedded by a plain build", async () => {
+  it("an index from an earlier built-in embedder answers lexically, saying so, until a plain build re-embeds it", async () => {
     const q = makeProject(PY_PROJECT);
     const e = await ProjectEngine.open(q.root, { sideEffects: false });
     const first = await e.build({ project_path: q.root });
@@ -47,11 +47,20 @@ describe("the neural embedder in a real build", () => {
     db.prepare("UPDATE meta SET value = 'builtin-hash-v1:384' WHERE key = 'embedder'").run();
     db.close();
     const upgraded = await ProjectEngine.open(q.root, { sideEffects: false });
-    await expectCode(upgraded.query({ project_path: q.root, question: "charge card" }), "INDEX_EMBEDDER_MISMATCH");
+    // Its vectors are not this embedder's: answers come from the lexical channels alone, and say so.
+    const before = await upgraded.query({ project_path: q.root, question: "charge card" });
+    expect(before.freshness.warming).toContain("re-embedded vectors");
+    expect(before.context).toMatch(/re-embedded vectors not ready, so the answer is lexical/);
+    const lexical = await upgraded.search({ project_path: q.root, query: "charge card" });
+    expect(lexical.results[0].name).toBe("charge_card");
+    expect(lexical.results.flatMap((h) => h.via)).not.toContain("vector");
     const rebuilt = await upgraded.build({ project_path: q.root });
     expect(rebuilt.embedder).toBe(first.embedder);
     expect(rebuilt.nodes_embedded).toBe(first.nodes_embedded);
-    expect((await upgraded.search({ project_path: q.root, query: "charge card" })).results[0].name).toBe("charge_card");
+    const after = await upgraded.search({ project_path: q.root, query: "charge card" });
+    expect(after.results[0].name).toBe("charge_card");
+    expect(after.results[0].via).toContain("vector");
+    expect(after.freshness.warming ?? []).not.toContain("re-embedded vectors");
     await upgraded.close();
     q.cleanup();
   });

@@ -17,7 +17,7 @@ import { unsupportedOf } from "./index/languages/unsupported.js";
 import { discover } from "./index/walk.js";
 import { walkApart, type WalkedFile } from "./index/walk-thread.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
-import { REEMBEDDING, Retriever } from "./retrieve/retriever.js";
+import { Retriever } from "./retrieve/retriever.js";
 import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
@@ -376,8 +376,7 @@ export class ProjectEngine {
     // Vectors of an earlier built-in embedder (codemem was upgraded): answers are lexical, and say so,
     // until the next build re-embeds them (a daemon's catch-up build after its start does).
     const upgrade = !!built && isBuiltinUpgrade(built, e.id);
-    if (upgrade) r.warming.add(REEMBEDDING);
-    else r.warming.delete(REEMBEDDING);
+    r.staleVectors = upgrade;
     if (built && built !== e.id && !upgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with ${built} but ${e.id} is configured; rebuild with \`codemem build --force\` or configure the original embedder.`);
     }

@@ -154,6 +154,15 @@ export class Retriever {
     }
   }
 
+  /**
+   * The index's vectors are an earlier built-in embedder's (codemem was upgraded): searches leave them
+   * out, and the freshness names them as not ready, until a build re-embeds them.
+   */
+  set staleVectors(stale: boolean) {
+    if (stale) this.warming.add(REEMBEDDING);
+    else this.warming.delete(REEMBEDDING);
+  }
+
   /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
   summary = { languages: [] as string[], symbols: 0 };
 
@@ -510,8 +519,8 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
   return hits.map((h) => ({ rowid: h.rowid, score: span > 0 ? Math.max(0, (h.score - floor) / span) : 1 }));
 }
 
-/** What a reader lacks while the index's vectors are an earlier built-in embedder's (set by the engine). */
-export const REEMBEDDING = "re-embedded vectors";
+/** What a reader lacks while the index's vectors are an earlier built-in embedder's (staleVectors). */
+const REEMBEDDING = "re-embedded vectors";
 
 /** Slices of the catalog a warming reader handles between yields to answers. */
 const WARM_SLICE = 2000;

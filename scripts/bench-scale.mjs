@@ -42,6 +42,23 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
+/**
+ * CPU time a process's threads have run, in ms (their schedstat, in ns). Wall-clock latency on these
+ * VMs drifts with the host's load (the same daemon's search p50 moved 13 → 23 ms within minutes);
+ * the CPU an answer costs the daemon (every thread, the vector thread's scan included) is a second
+ * reading, printed beside the latency. It drifts with the host too, though not with waiting.
+ */
+const cpuMsOf = (pid) => {
+  let ns = 0;
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return ns / 1e6;
+};
 /** RSS of a process and its descendants (a daemon's build process counts while it lives), in MB. */
 const rssMbOf = (pid) => {
   let kb = 0;
@@ -225,12 +242,19 @@ async function runSide(dist, corpus, work, saves) {
   // 4. Warm query and search latency: 60 calls each (18 made the p50 move by ±2 ms between runs).
   const queryMs = [];
   const searchMs = [];
+  const cpu = { query: 0, search: 0 };
+  const timed = async (op, input) => {
+    const before = cpuMsOf(status.pid);
+    const { ms } = await c.call(op, input);
+    cpu[op] += cpuMsOf(status.pid) - before;
+    return ms;
+  };
   for (let i = 0; i < 10 * QUESTIONS.length; i++) {
-    queryMs.push((await c.call("query", { project_path: work, question: QUESTIONS[i % QUESTIONS.length] })).ms);
-    searchMs.push((await c.call("search", { project_path: work, query: QUESTIONS[i % QUESTIONS.length], limit: 10 })).ms);
+    queryMs.push(await timed("query", { project_path: work, question: QUESTIONS[i % QUESTIONS.length] }));
+    searchMs.push(await timed("search", { project_path: work, query: QUESTIONS[i % QUESTIONS.length], limit: 10 }));
   }
-  out.query_ms = { p50: pct(queryMs, 50), p95: pct(queryMs, 95) };
-  out.search_ms = { p50: pct(searchMs, 50), p95: pct(searchMs, 95) };
+  out.query_ms = { p50: pct(queryMs, 50), p95: pct(queryMs, 95), daemon_cpu_mean: cpu.query / queryMs.length };
+  out.search_ms = { p50: pct(searchMs, 50), p95: pct(searchMs, 95), daemon_cpu_mean: cpu.search / searchMs.length };
 
   // 5. Answers during a forced build (issue 20 item 10): searches and status calls on a second
   // connection while a rebuild of the whole tree runs.
@@ -297,6 +321,8 @@ function report(results) {
     ["RSS at rest after restart", (r) => r.rss_restarted_at_rest_mb, "MB"],
     ["warm query p50", (r) => r.query_ms.p50, "ms", "query_p50_ms"],
     ["warm search p50", (r) => r.search_ms.p50, "ms", "search_p50_ms"],
+    ["daemon CPU per query (mean)", (r) => r.query_ms.daemon_cpu_mean, "ms"],
+    ["daemon CPU per search (mean)", (r) => r.search_ms.daemon_cpu_mean, "ms"],
     ["searches during a forced build", (r) => r.during_build?.searches, ""],
     ["search p99 during the build", (r) => r.during_build?.search_p99, "ms", "during_build_p99_ms"],
     ["search max during the build", (r) => r.during_build?.search_max, "ms"],

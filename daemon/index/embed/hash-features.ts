@@ -20,21 +20,32 @@ export class HashFeatures {
 
   /** The vector of a text's content words (`contentWords`). */
   vectorOf(words: string[], weight?: (stem: string) => number): Float32Array {
-    // Features by first appearance: their index, hash and summed weight.
-    const index = new Map<string, number>();
+    // The caches are cleared between vectors only: a feature's id stays its own within one.
+    if (FEATURES.size >= FEATURES_CACHE_SIZE) {
+      FEATURES.clear();
+      FEATURE_IDS.clear();
+    }
+    if (++generation === 0x7fffffff) {
+      stampOf.fill(0);
+      generation = 1;
+    }
+    // Features by first appearance: their hash and summed weight (a feature's place in them is
+    // atOf[id] while stampOf[id] is this vector's generation).
     const hashes: number[] = [];
     const sums: number[] = [];
     for (const raw of words) {
       const f = featuresOf(raw);
       const k = weight ? weight(f.stem) : 1;
-      for (let i = 0; i < f.keys.length; i++) {
+      for (let i = 0; i < f.ids.length; i++) {
         const w = (f.factors[i] * k) / f.divisors[i];
-        const at = index.get(f.keys[i]);
-        if (at === undefined) {
-          index.set(f.keys[i], hashes.length);
+        const id = f.ids[i];
+        if (stampOf[id] === generation) sums[atOf[id]] += w;
+        else {
+          stampOf[id] = generation;
+          atOf[id] = hashes.length;
           hashes.push(f.hashes[i]);
           sums.push(w);
-        } else sums[at] += w;
+        }
       }
     }
     const v = new Float32Array(this.dim);
@@ -48,10 +59,10 @@ export class HashFeatures {
   }
 }
 
-/** A word's features: a feature's weight is `factor × k / divisor` for the word's weight k. */
+/** A word's features (by id, see FEATURE_IDS): a feature's weight is `factor × k / divisor` for the word's weight k. */
 interface WordFeatures {
   stem: string;
-  keys: string[];
+  ids: number[];
   hashes: number[];
   factors: number[];
   divisors: number[];
@@ -60,14 +71,42 @@ interface WordFeatures {
 /** Features by word: the same words recur in every definition of a tree. Cleared when full. */
 const FEATURES = new Map<string, WordFeatures>();
 const FEATURES_CACHE_SIZE = 50_000;
+/**
+ * Feature keys (`w:parse`, `g:^pa`) numbered while their words are cached: a vector sums its
+ * features in arrays indexed by number instead of a map of its keys (the Go tree's documents took
+ * 0.9 s of each parse worker in that map).
+ */
+const FEATURE_IDS = new Map<string, number>();
+let stampOf = new Int32Array(1 << 16);
+let atOf = new Int32Array(1 << 16);
+let generation = 0;
+
+function featureId(key: string): number {
+  let id = FEATURE_IDS.get(key);
+  if (id === undefined) {
+    id = FEATURE_IDS.size;
+    FEATURE_IDS.set(key, id);
+    if (id >= stampOf.length) {
+      // Grown within a vector: the places of the features it has summed so far are kept.
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      stampOf = grow(stampOf);
+      atOf = grow(atOf);
+    }
+  }
+  return id;
+}
 
 function featuresOf(raw: string): WordFeatures {
   const cached = FEATURES.get(raw);
   if (cached) return cached;
   const w = stem(raw);
-  const made: WordFeatures = { stem: w, keys: [], hashes: [], factors: [], divisors: [] };
+  const made: WordFeatures = { stem: w, ids: [], hashes: [], factors: [], divisors: [] };
   const add = (key: string, factor: number, divisor: number) => {
-    made.keys.push(key);
+    made.ids.push(featureId(key));
     made.hashes.push(fnv1a(key));
     made.factors.push(factor);
     made.divisors.push(divisor);
@@ -80,7 +119,6 @@ function featuresOf(raw: string): WordFeatures {
     const n = padded.length - 2;
     for (let i = 0; i < n; i++) add(`g:${padded.slice(i, i + 3)}`, TRIGRAM_WEIGHT, Math.sqrt(n));
   }
-  if (FEATURES.size >= FEATURES_CACHE_SIZE) FEATURES.clear();
   FEATURES.set(raw, made);
   return made;
 }

@@ -9,16 +9,15 @@ import { openStore } from "../store/open.js";
 import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
 import { testClassifier } from "./test-code.js";
-import { childNamesByParent, docKey, embeddingText, lexicalFields, textHash, type PreparedDoc } from "./documents.js";
+import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { unsupportedCounts, unsupportedList, unsupportedOf, type UnsupportedCount } from "./languages/unsupported.js";
-import { ParsePool } from "./parse-pool.js";
+import { ParsePool, type Prepared } from "./parse-pool.js";
 import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
-import { splitWords } from "./text.js";
 import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
@@ -238,9 +237,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
     let fresh: Map<string, FileExtract>;
-    let docs: Map<string, PreparedDoc>;
+    let prepared: Prepared;
     try {
-      ({ fresh, docs } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined));
+      ({ fresh, prepared } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined));
       checkpoint();
       lap("parse");
       progress({ phase: "resolve", done: 0, total: scan.current.size });
@@ -302,10 +301,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }] : [];
       });
 
-      // A module's file words are its file's indexed text: the scan's, else read again with the index's redaction.
+      // A module's file words are its file's indexed text's: a worker's, else the scan's text, else the file read again with the index's redaction.
       const scanned = new Map(scan.changed.flatMap((c) => (c.source === undefined ? [] : [[c.row.path, c.source] as const])));
-      const indexed = (rel: string) => scanned.get(rel) ?? indexedSource(cfg, rel, redact);
-      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, docs, progress, indexed);
+      const fileWords = (rel: string) => prepared.fileWords.get(rel) ?? fileWordsOf(scanned.get(rel) ?? indexedSource(cfg, rel, redact));
+      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, prepared.docs, progress, fileWords);
       lap("embed");
       checkpoint();
       if (opts.mayWrite && !(await opts.mayWrite())) throw cancelled();
@@ -491,7 +490,7 @@ async function parseFiles(
   progress: (p: BuildProgress) => void,
   signal: AbortSignal | undefined,
   embedder: string | undefined,
-): Promise<{ fresh: Map<string, FileExtract>; docs: Map<string, PreparedDoc> }> {
+): Promise<{ fresh: Map<string, FileExtract>; prepared: Prepared }> {
   const toParse = scan.changed.filter((c): c is Required<Changed> => c.source !== undefined);
   progress({ phase: "parse", done: 0, total: toParse.length });
   const r = await pool.extractAll(
@@ -506,7 +505,7 @@ async function parseFiles(
     const row = toParse.find((c) => c.row.path === f.path)!.row;
     scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
   }
-  return { fresh: new Map(r.extracts.map((e) => [e.path, e])), docs: r.docs };
+  return { fresh: new Map(r.extracts.map((e) => [e.path, e])), prepared: r.prepared };
 }
 
 /**
@@ -589,17 +588,15 @@ async function embedNodes(
   embedder: Embedder,
   graph: GraphChange,
   prevHashes: Map<string, { rowid: number; textHash: string }>,
-  prepared: Map<string, PreparedDoc>,
+  prepared: Prepared["docs"],
   progress: (p: BuildProgress) => void,
-  indexed: (rel: string) => string,
+  fileWords: (rel: string) => string,
 ): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
     const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
     if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector };
-    const text = embeddingText(n, children.get(n.id) ?? []);
-    const lexical = lexicalFields(n, children.get(n.id) ?? []);
-    return { n, text, lexical, hash: textHash(text, lexical), vector: undefined };
+    return { n, ...nodeDocuments(n, children.get(n.id) ?? []), vector: undefined };
   });
   const reusable = await store.vectors(texts.flatMap((t) => {
     const prev = prevHashes.get(t.n.id);
@@ -612,7 +609,7 @@ async function embedNodes(
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
     // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? splitWords(indexed(n.file_path).slice(0, 400_000)).join(" ") : undefined });
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? fileWords(n.file_path) : undefined });
     if (!reused) embedded++;
     if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }

@@ -7,16 +7,24 @@ import type { FileExtract } from "./types.js";
 /** The fields of a node its documents are made of. */
 type DocFields = Pick<NodeRecord, "name" | "qualified_name" | "type" | "signature" | "docstring" | "file_path" | "code">;
 
-/** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers. */
-export function embeddingText(n: DocFields, childNames: string[]): string {
+/** A node's documents: its embedding text, lexical fields and their hash (its code's identifiers read once for both). */
+export function nodeDocuments(n: DocFields, childNames: string[]): { text: string; lexical: LexicalFields; hash: string } {
+  const identifiers = n.type === "module" ? [] : identifiersOf(n.code, 80);
+  const text = embeddingText(n, childNames, identifiers.slice(0, 40));
+  const lexical = lexicalFields(n, childNames, identifiers);
+  return { text, lexical, hash: textHash(text, lexical) };
+}
+
+/** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers (its code's first 40). */
+export function embeddingText(n: DocFields, childNames: string[], identifiers?: string[]): string {
   const doc = n.docstring.split(/\n\s*\n/)[0].slice(0, 400);
-  const body = n.type === "module" ? childNames.slice(0, 60).join(" ") : identifiersOf(n.code, 40).join(" ");
+  const body = n.type === "module" ? childNames.slice(0, 60).join(" ") : (identifiers ?? identifiersOf(n.code, 40)).join(" ");
   // The name twice: what a thing is called is the strongest signal of what it does.
   return `${n.name} ${n.name} ${n.qualified_name} | ${n.type} | ${n.signature} | ${doc} | ${n.file_path} | ${body}`;
 }
 
-/** Columns of the lexical (FTS5) index, identifiers split into words. */
-export function lexicalFields(n: DocFields, childNames: string[]): LexicalFields {
+/** Columns of the lexical (FTS5) index, identifiers (the code's first 80) split into words. */
+function lexicalFields(n: DocFields, childNames: string[], identifiers: string[]): LexicalFields {
   const words = (s: string) => splitWords(s).join(" ");
   return {
     name: `${n.name} ${words(n.name)}`,
@@ -24,11 +32,11 @@ export function lexicalFields(n: DocFields, childNames: string[]): LexicalFields
     signature: words(n.signature),
     doc: n.docstring.slice(0, 2000),
     path: words(n.file_path.replace(/\.[^./]+$/, "")),
-    body: n.type === "module" ? words(childNames.join(" ")) : words(identifiersOf(n.code, 80).join(" ")),
+    body: n.type === "module" ? words(childNames.join(" ")) : words(identifiers.join(" ")),
   };
 }
 
-export function textHash(embedding: string, lexical: LexicalFields): string {
+function textHash(embedding: string, lexical: LexicalFields): string {
   return createHash("sha1").update(embedding).update("\u0000").update(JSON.stringify(lexical)).digest("hex");
 }
 
@@ -41,6 +49,11 @@ export function childNamesByParent(nodes: NodeRecord[]): Map<string, string[]> {
     m.set(n.parent, l);
   }
   return m;
+}
+
+/** A module's file words: its file's identifiers split into words, comments included (the file-level lexical index). */
+export function fileWordsOf(text: string): string {
+  return splitWords(text.slice(0, 400_000)).join(" ");
 }
 
 /**
@@ -68,9 +81,8 @@ export function prepareDocs(ex: FileExtract, embed: (text: string) => Float32Arr
     const fields = { name: d.name, qualified_name: d.qualifiedName, type: d.kind, signature: d.signature, docstring: d.docstring, file_path: ex.path, code: d.code };
     const key = docKey({ ...fields, line_start: d.lineStart });
     if (out.has(key)) twice.add(key);
-    const text = embeddingText(fields, []);
-    const lexical = lexicalFields(fields, []);
-    out.set(key, { hash: textHash(text, lexical), lexical, vector: embed(text) });
+    const { text, lexical, hash } = nodeDocuments(fields, []);
+    out.set(key, { hash, lexical, vector: embed(text) });
   }
   for (const k of twice) out.delete(k);
   return out;

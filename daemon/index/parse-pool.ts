@@ -21,10 +21,17 @@ interface Job {
   embedder?: string;
 }
 
-/** A worker's answer: the extract, and the documents it prepared. */
+/** A worker's answer: the extract, and the documents it prepared (its definitions', its module's file words). */
 interface Parsed {
   extract: FileExtract;
   docs?: [string, PreparedDoc][];
+  fileWords?: string;
+}
+
+/** Documents the workers prepared while parsing: definitions' by `docKey`, modules' file words by path. */
+export interface Prepared {
+  docs: Map<string, PreparedDoc>;
+  fileWords: Map<string, string>;
 }
 
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
@@ -50,9 +57,9 @@ export class ParsePool {
     onDone?: (n: number) => void,
     signal?: AbortSignal,
     embedder?: string,
-  ): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[]; docs: Map<string, PreparedDoc> }> {
+  ): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[]; prepared: Prepared }> {
     const extracts: FileExtract[] = [];
-    const docs = new Map<string, PreparedDoc>();
+    const prepared: Prepared = { docs: new Map(), fileWords: new Map() };
     const failed: { path: string; error: string }[] = [];
     /** Jobs whose worker died under them: any of its in-flight files may have caused it. */
     const lost: Job[] = [];
@@ -61,7 +68,8 @@ export class ParsePool {
       p.then(
         (e) => {
           extracts.push(e.extract);
-          for (const [k, d] of e.docs ?? []) docs.set(k, d);
+          for (const [k, d] of e.docs ?? []) prepared.docs.set(k, d);
+          if (e.fileWords !== undefined) prepared.fileWords.set(e.extract.path, e.fileWords);
           onDone?.(++done);
         },
         (err: Error) => {
@@ -104,7 +112,7 @@ export class ParsePool {
       }
     }
     extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
-    return { extracts, failed, docs };
+    return { extracts, failed, prepared };
   }
 
   /** Workers hold a V8 heap and grammars each: release them when no build has needed them for a while. */
@@ -131,12 +139,12 @@ export class ParsePool {
       };
       w.on("error", (err) => fail(err.message));
       w.on("exit", (code) => fail(`parser worker exited (${code})`));
-      w.on("message", (m: { id: number; extract?: FileExtract; docs?: [string, PreparedDoc][]; error?: string }) => {
+      w.on("message", (m: Partial<Parsed> & { id: number; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
         this.owner.delete(m.id);
-        if (m.extract) p.resolve({ extract: m.extract, docs: m.docs });
+        if (m.extract) p.resolve({ extract: m.extract, docs: m.docs, fileWords: m.fileWords });
         else p.reject(new Error(m.error ?? "parse failed"));
       });
       this.workers.push(w);

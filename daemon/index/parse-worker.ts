@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { prepareDocs, type PreparedDoc } from "./documents.js";
+import { fileWordsOf, prepareDocs, type PreparedDoc } from "./documents.js";
 import { BuiltinEmbedder } from "./embed/builtin.js";
 import { TrainedEmbedder } from "./embed/trained.js";
 import { Extractor } from "./extract.js";
@@ -24,7 +24,7 @@ parentPort!.on("message", async (msg: { id: number; path: string; language: Lang
     const embedder = embedderFor(msg.embedder);
     if (!embedder) return parentPort!.postMessage({ id: msg.id, extract });
     const docs: [string, PreparedDoc][] = [...prepareDocs(extract, (t) => embedder.embedOne(t))];
-    parentPort!.postMessage({ id: msg.id, extract, docs }, docs.map(([, d]) => d.vector.buffer as ArrayBuffer));
+    parentPort!.postMessage({ id: msg.id, extract, docs, fileWords: fileWordsOf(msg.source) }, docs.map(([, d]) => d.vector.buffer as ArrayBuffer));
   } catch (err) {
     parentPort!.postMessage({ id: msg.id, error: (err as Error).message });
   }

@@ -8,7 +8,7 @@ import { log } from "../../shared/log.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
-import { deflateApart, deflateText, type NodeTextJson } from "./deflate-thread.js";
+import { deflateApart, deflateText, type DeflateJob } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
@@ -371,11 +371,12 @@ export class LocalStore implements IndexStore {
     const now = new Date().toISOString();
 
     // A large build's texts are deflated on another thread while this one inserts the other rows.
-    const texts: NodeTextJson[] = delta.nodes.map(({ node, lexical, fileWords }) => {
+    const texts: DeflateJob[] = delta.nodes.map(({ node, lexical, fileWords }) => {
       const text: NodeText = [node.code, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
-      return { json: JSON.stringify(text), small: fileWords === undefined };
+      return { json: JSON.stringify(text), kind: fileWords === undefined ? "definition" : "module" };
     });
-    const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart(texts) : undefined;
+    const extracts: DeflateJob[] = delta.upsertFiles.map(({ extract }) => ({ json: JSON.stringify(extract), kind: "extract" }));
+    const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart([...texts, ...extracts]) : undefined;
     // Awaited after the inserts (a failure there is deflated here); if the inserts fail first, its rejection is not left unhandled.
     apart?.catch(() => {});
     const rowids: number[] = [];
@@ -395,7 +396,8 @@ export class LocalStore implements IndexStore {
         }
       }
       for (const f of delta.removedFiles) delFile.run(f);
-      for (const { row, extract } of delta.upsertFiles) upFile.run({ ...row, extract: deflateRawSync(JSON.stringify(extract)), indexed_at: now });
+      // With the texts deflated apart, the file rows follow them at the end.
+      if (!apart) delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: deflateText(extracts[i]), indexed_at: now }));
       delta.nodes.forEach(({ node, textHash, lexical, vector, fileWords }, i) => {
         const { q, scale } = quantize(vector);
         const { lastInsertRowid: rowid } = insNode.run({
@@ -447,9 +449,10 @@ export class LocalStore implements IndexStore {
       if (apart) {
         const blobs = await apart.catch((err: Error) => {
           log.warn("deflating node texts on a thread failed; deflating them here", { error: err.message });
-          return texts.map(deflateText);
+          return [...texts, ...extracts].map(deflateText);
         });
         rowids.forEach((rowid, i) => insText.run(rowid, blobs[i]));
+        delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: blobs[texts.length + i], indexed_at: now }));
       }
       db.exec("COMMIT");
     } catch (err) {

@@ -379,7 +379,6 @@ export class LocalStore implements IndexStore {
     const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart([...texts, ...extracts]) : undefined;
     // Awaited after the inserts (a failure there is deflated here); if the inserts fail first, its rejection is not left unhandled.
     apart?.catch(() => {});
-    const rowids: number[] = [];
 
     db.exec("BEGIN");
     try {
@@ -398,8 +397,10 @@ export class LocalStore implements IndexStore {
       for (const f of delta.removedFiles) delFile.run(f);
       // With the texts deflated apart, the file rows follow them at the end.
       if (!apart) delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: deflateText(extracts[i]), indexed_at: now }));
-      delta.nodes.forEach(({ node, textHash, lexical, vector, fileWords }, i) => {
-        const { q, scale } = quantize(vector);
+      // Each table in a pass of its own: one node's rows in five tables at a time took a full build
+      // of Go's src 4.1-4.5 s, table by table 3.4-3.5 s (its pages stay in the cache while it grows).
+      const quantized = delta.nodes.map(({ vector }) => quantize(vector));
+      const rowids = delta.nodes.map(({ node, textHash }, i) => {
         const { lastInsertRowid: rowid } = insNode.run({
           id: node.id,
           name: node.name,
@@ -415,14 +416,14 @@ export class LocalStore implements IndexStore {
           parent: node.parent ?? null,
           community: delta.communityOf.get(node.id) ?? -1,
           text_hash: textHash,
-          vec_scale: scale,
+          vec_scale: quantized[i].scale,
         });
-        insFts.run(rowid, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body);
-        insVec.run(BigInt(rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
-        if (fileWords !== undefined) insFtsFile.run(rowid, lexical.path, fileWords);
-        if (apart) rowids.push(Number(rowid));
-        else insText.run(rowid, deflateText(texts[i]));
+        return Number(rowid);
       });
+      delta.nodes.forEach(({ lexical }, i) => insFts.run(rowids[i], lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body));
+      delta.nodes.forEach(({ lexical, fileWords }, i) => fileWords !== undefined && insFtsFile.run(rowids[i], lexical.path, fileWords));
+      quantized.forEach(({ q }, i) => insVec.run(BigInt(rowids[i]), Buffer.from(q.buffer, q.byteOffset, q.byteLength)));
+      if (!apart) rowids.forEach((rowid, i) => insText.run(rowid, deflateText(texts[i])));
       for (const e of delta.edgesRemoved) {
         const [source, target] = [symbolOf.get(e.source) as number | undefined, symbolOf.get(e.target) as number | undefined];
         if (source === undefined || target === undefined) continue;

@@ -64,6 +64,24 @@ describe("token counts", () => {
     }
   });
 
+  it("of ASCII pieces (merged by codemem, not the library) equal the tokenizer's, on long random words that need many merges", () => {
+    // Letters, digits and the punctuation of code, in words up to 40 characters: pieces the table does
+    // not hold whole, so each is merged pair by pair. Every piece is new to the cache.
+    const chars = "etaoinshrdlcumwfgypbvkjxqzETAOINSHRDL0123456789_$.:;=+-*/<>(){}[]'\"#@!?%&|^~`";
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const texts: string[] = [];
+    for (let t = 0; t < 4_000; t++) {
+      let text = "";
+      for (let w = 1 + Math.floor(random() * 6); w > 0; w--) {
+        for (let k = 1 + Math.floor(random() * 40); k > 0; k--) text += chars[Math.floor(random() * chars.length)];
+        text += random() < 0.3 ? "\n  " : " ";
+      }
+      texts.push(text);
+    }
+    expect(texts.map(countTokens)).toEqual(texts.map((t) => tokenizerCount(t, { disallowedSpecial: new Set() })));
+  });
+
   it("count a special token's text as ordinary text (a source file may hold one; the tokenizer refuses it by default)", async () => {
     const text = "const EOT = '<|endoftext|>'; // and <|im_start|>, <| b |>\n";
     expect(() => tokenizerCount(text)).toThrow();

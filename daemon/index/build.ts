@@ -6,8 +6,9 @@ import { log } from "../../shared/log.js";
 import { ensureOwnDir, fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
-import type { BuildDelta, FileRow, IndexStore } from "../store/types.js";
+import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
+import { detectCommunitiesApart } from "./communities-thread.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -44,6 +45,9 @@ export interface BuildCache {
   /** The index's file rows. */
   files: Map<string, FileRow>;
 }
+
+/** Graphs of this many nodes are clustered on a thread while the build writes the rest of its index. */
+const CLUSTER_APART_NODES = 2000;
 
 /** Carried placements beyond this share of the nodes make a re-clustering due (BuildResult.recluster_due). */
 const RECLUSTER_AFTER_SHARE = 0.05;
@@ -250,8 +254,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 
       let graph: GraphChange;
       let prevHashes = new Map<string, { rowid: number; textHash: string }>();
-      let communityOf: Map<string, number>;
-      let communities: GraphCommunity[];
+      let communityOf!: Map<string, number>;
+      let communities!: GraphCommunity[];
+      /** Communities still being detected on a thread (a large graph's); the write awaits them. */
+      let clustering: Promise<Clustering> | undefined;
       let reclustered = true;
       let carried = 0;
       if (source === "external") {
@@ -267,7 +273,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
         const churn = graph.touched.size / Math.max(1, graph.resolver!.fileCount);
         if (!prev || prev.communityOf.size === 0 || (churn > 0.1 && !opts.deferRecluster)) {
-          ({ communityOf, communities } = detectCommunities(graph.resolver!.nodeList(), graph.resolver!.edges(), testClassifier(cfg.index.testPatterns)));
+          const nodes = graph.resolver!.nodeList();
+          if (nodes.length >= CLUSTER_APART_NODES) {
+            clustering = detectCommunitiesApart(nodes, graph.resolver!.edges(), [...cfg.index.testPatterns]);
+            // Awaited by the write; a build that fails or is cancelled before it leaves no rejection unhandled.
+            clustering.catch(() => {});
+          } else ({ communityOf, communities } = detectCommunities(nodes, graph.resolver!.edges(), testClassifier(cfg.index.testPatterns)));
         } else {
           // Existing nodes keep their community; new ones join their neighbours' and file's.
           communityOf = prev.communityOf;
@@ -317,15 +328,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (warmFiles) for (const p of [...removed, ...upserts.map((u) => u.row.path)]) totalTokens += (rows.get(p)?.tokens ?? 0) - (previous.get(p)?.tokens ?? 0);
       else totalTokens = [...rows.values()].reduce((s, f) => s + f.tokens, 0);
       const builtAt = new Date().toISOString();
-      await store.apply({
+      const change: Omit<BuildDelta, keyof Clustering> = {
         removedFiles: removed,
         upsertFiles: upserts,
         replaceNodesOf: [...graph.touched],
         nodes: delta,
         edgesAdded: graph.edgesAdded,
         edgesRemoved: graph.edgesRemoved,
-        communities,
-        communityOf,
         // Carried: existing nodes keep their community (new ones are written with theirs).
         communityUpdates: reclustered ? undefined : new Map(),
         meta: {
@@ -344,7 +353,9 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
         },
-      });
+      };
+      await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
+      if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
       if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;

@@ -30,7 +30,7 @@ import { CodememError } from "../../shared/errors.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { acquireLock, corrupt, duBytes, genDir, linkTree, nextGeneration, readPointer, removeGenerations, syncTree, writePointer } from "./lance-generations.js";
 import { fromArrow, inChunks, loadLance, schemaOf, TABLE_NAMES, toArrow, type Lance, type Row, type TableName } from "./lance-tables.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalFields, type LexicalHit, type OpenStoreOptions } from "./types.js";
+import { LEXICAL_WEIGHTS, settled, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalFields, type LexicalHit, type OpenStoreOptions, type PendingDelta } from "./types.js";
 
 export const LANCE_SCHEMA_VERSION = "lance-1";
 /** Meta keys of the store itself, not shown by `meta()`. */
@@ -310,7 +310,8 @@ export class LanceStore implements IndexStore {
     this.gen = undefined;
   }
 
-  async apply(delta: BuildDelta): Promise<void> {
+  async apply(pending: BuildDelta | PendingDelta): Promise<void> {
+    const delta = await settled(pending);
     await this.commit(async (g, fresh) => {
       const now = new Date().toISOString();
       await this.writeFiles(g, delta, fresh, now);

@@ -11,7 +11,7 @@ import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { deflateApart, deflateText, type DeflateJob } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions } from "./types.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 type CatalogRow = [number, string, string, string, string, string, string, string, string, number, number, string, string | null, number];
@@ -339,7 +339,7 @@ export class LocalStore implements IndexStore {
   }
 
   /** Applies one build atomically: a concurrent reader sees the old index or the new one. */
-  async apply(delta: BuildDelta): Promise<void> {
+  async apply(delta: BuildDelta | PendingDelta): Promise<void> {
     const db = this.db;
     const delNodesOfFile = db.prepare("SELECT n.rowid AS rowid, t.text AS text FROM nodes n LEFT JOIN node_text t ON t.rowid = n.rowid WHERE n.file_path = ?");
     const delNode = db.prepare("DELETE FROM nodes WHERE rowid = ?");
@@ -356,8 +356,8 @@ export class LocalStore implements IndexStore {
         "ON CONFLICT(path) DO UPDATE SET hash=excluded.hash, size=excluded.size, language=excluded.language, tokens=excluded.tokens, line_count=excluded.line_count, mtime_ms=excluded.mtime_ms, extract=excluded.extract, indexed_at=excluded.indexed_at",
     );
     const insNode = db.prepare(
-      "INSERT INTO nodes(id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community, text_hash, vec_scale) " +
-        "VALUES (@id, @name, @type, @file_path, @qualified_name, @signature, @docstring, @description, @line_start, @line_end, @language, @parent, @community, @text_hash, @vec_scale)",
+      "INSERT INTO nodes(rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community, text_hash, vec_scale) " +
+        "VALUES (@rowid, @id, @name, @type, @file_path, @qualified_name, @signature, @docstring, @description, @line_start, @line_end, @language, @parent, @community, @text_hash, @vec_scale)",
     );
     const insFts = db.prepare("INSERT INTO fts_nodes(rowid, name, qualified, signature, doc, path, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
     const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, vec_int8(?))");
@@ -399,27 +399,11 @@ export class LocalStore implements IndexStore {
       if (!apart) delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: deflateText(extracts[i]), indexed_at: now }));
       // Each table in a pass of its own: one node's rows in five tables at a time took a full build
       // of Go's src 4.1-4.5 s, table by table 3.4-3.5 s (its pages stay in the cache while it grows).
+      // New nodes take the rowids after the highest left, as SQLite would give them: the rows keyed
+      // by them go first, the node rows last, once a pending delta's communities are known.
+      const first = (db.prepare("SELECT coalesce(max(rowid), 0) FROM nodes").pluck().get() as number) + 1;
+      const rowids = delta.nodes.map((_, i) => first + i);
       const quantized = delta.nodes.map(({ vector }) => quantize(vector));
-      const rowids = delta.nodes.map(({ node, textHash }, i) => {
-        const { lastInsertRowid: rowid } = insNode.run({
-          id: node.id,
-          name: node.name,
-          type: node.type,
-          file_path: node.file_path,
-          qualified_name: node.qualified_name,
-          signature: node.signature,
-          docstring: node.docstring,
-          description: node.description,
-          line_start: node.line_start,
-          line_end: node.line_end,
-          language: node.language,
-          parent: node.parent ?? null,
-          community: delta.communityOf.get(node.id) ?? -1,
-          text_hash: textHash,
-          vec_scale: quantized[i].scale,
-        });
-        return Number(rowid);
-      });
       delta.nodes.forEach(({ lexical }, i) => insFts.run(rowids[i], lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body));
       delta.nodes.forEach(({ lexical, fileWords }, i) => fileWords !== undefined && insFtsFile.run(rowids[i], lexical.path, fileWords));
       quantized.forEach(({ q }, i) => insVec.run(BigInt(rowids[i]), Buffer.from(q.buffer, q.byteOffset, q.byteLength)));
@@ -439,13 +423,34 @@ export class LocalStore implements IndexStore {
         return id;
       };
       for (const e of delta.edgesAdded) insEdge.run(idOf(e.source), idOf(e.target), e.type);
+      const { communities, communityOf } = "clustering" in delta ? await delta.clustering : delta;
+      delta.nodes.forEach(({ node, textHash }, i) => {
+        insNode.run({
+          rowid: rowids[i],
+          id: node.id,
+          name: node.name,
+          type: node.type,
+          file_path: node.file_path,
+          qualified_name: node.qualified_name,
+          signature: node.signature,
+          docstring: node.docstring,
+          description: node.description,
+          line_start: node.line_start,
+          line_end: node.line_end,
+          language: node.language,
+          parent: node.parent ?? null,
+          community: communityOf.get(node.id) ?? -1,
+          text_hash: textHash,
+          vec_scale: quantized[i].scale,
+        });
+      });
       // After re-clustering every node's community is written: the nodes this build inserted carry
       // theirs already (a full build of Go's src updated all 60K rows again, ~0.35 s).
       const inserted = delta.communityUpdates ? undefined : new Set(delta.nodes.map((n) => n.node.id));
-      for (const [id, c] of delta.communityUpdates ?? delta.communityOf) if (!inserted?.has(id)) setCommunity.run(c, id);
+      for (const [id, c] of delta.communityUpdates ?? communityOf) if (!inserted?.has(id)) setCommunity.run(c, id);
       db.prepare("DELETE FROM communities").run();
       const insC = db.prepare("INSERT INTO communities(id, name, description, size, files) VALUES (?, ?, ?, ?, ?)");
-      for (const c of delta.communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
+      for (const c of communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
       this.setMeta(delta.meta);
       if (apart) {
         const blobs = await apart.catch((err: Error) => {

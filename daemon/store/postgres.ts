@@ -14,7 +14,7 @@ import {
   TABLES,
   TS_CONFIG,
 } from "./postgres-schema.js";
-import type { BuildDelta, CatalogNode, FileRow, IndexStore, LexicalHit, OpenStoreOptions } from "./types.js";
+import { settled, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta } from "./types.js";
 
 const CONNECT_TIMEOUT_MS = 5000;
 /** Reads answer in milliseconds; a minute means the server is stuck. Builds and VACUUM lift it. */
@@ -422,7 +422,8 @@ export class PostgresStore implements IndexStore {
    * Applies one build in one transaction: any failure rolls back and leaves the previous index as it
    * was. A new or replaced index is built in a schema nobody reads yet and appears at COMMIT.
    */
-  async apply(delta: BuildDelta): Promise<void> {
+  async apply(pending: BuildDelta | PendingDelta): Promise<void> {
+    const delta = await settled(pending);
     for (const n of delta.nodes) {
       if (n.vector.length !== this.dim) {
         throw new CodememError("INDEX_EMBEDDER_MISMATCH", `Node ${n.node.id} has a ${n.vector.length}-wide vector; the index in ${this.location} holds ${this.dim}. Rebuild with \`codemem build --backend postgres --force\`.`);

@@ -45,7 +45,7 @@ export interface IndexStore {
   /** Ranking metadata (no code, no vector) of every node, or of the nodes of `files`. */
   catalog(files?: string[]): Promise<CatalogNode[]>;
   /** Applies one build atomically. */
-  apply(delta: BuildDelta): Promise<void>;
+  apply(delta: BuildDelta | PendingDelta): Promise<void>;
   /** Compacts and re-indexes (`build --optimize`). */
   optimize(): Promise<void>;
 
@@ -134,6 +134,20 @@ export interface BuildDelta {
   /** Existing nodes whose community moved; all of `communityOf` when absent (after re-clustering). */
   communityUpdates?: Map<string, number>;
   meta: Record<string, string>;
+}
+
+/** The communities after a build: their table and every node's. */
+export type Clustering = Pick<BuildDelta, "communities" | "communityOf">;
+
+/**
+ * A delta whose communities are still being detected (a large full build's, on a thread beside the
+ * write): the local store writes what does not need them first and awaits them where it does.
+ */
+export type PendingDelta = Omit<BuildDelta, "communities" | "communityOf"> & { clustering: Promise<Clustering> };
+
+/** The delta with its communities, for a store that needs them before it writes anything. */
+export async function settled(delta: BuildDelta | PendingDelta): Promise<BuildDelta> {
+  return "clustering" in delta ? { ...delta, ...(await delta.clustering) } : delta;
 }
 
 /** Text fields of one node for lexical search, most specific first. Identifiers are already split into words. */

@@ -147,7 +147,7 @@ describe("local index", () => {
     expect(await ids()).toEqual(answer);
   });
 
-  it("stores the same texts whether a build deflates them on a thread of its own (2,000 nodes or more) or in its own", async () => {
+  it("stores the same texts whether a build deflates them on a thread of its own (2,000 nodes or more) or in its own, and a large build's communities, detected on a thread, for every node", async () => {
     // Part of Python's standard library, built at once, and built again directory by directory.
     const lib = "/usr/lib/python3.11";
     const dirs = ["json", "email", "http", "logging", "asyncio"];
@@ -180,5 +180,15 @@ describe("local index", () => {
     // The code is whole: a method's first line is its def.
     const [code] = JSON.parse(ta.get([...ta.keys()].find((id) => id.includes("decode"))!)!) as string[];
     expect(code).toMatch(/def \w*decode/);
+    // The whole build's communities were written after the rest of its rows: every node has one, and each area counts its nodes.
+    const db = new Database(path.join(whole.root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+    try {
+      const counted = db.prepare("SELECT community, count(*) AS n FROM nodes GROUP BY community ORDER BY community").all() as { community: number; n: number }[];
+      const areas = db.prepare("SELECT id, size FROM communities ORDER BY id").all() as { id: number; size: number }[];
+      expect(areas.length).toBeGreaterThan(5);
+      expect(counted.map((c) => [c.community, c.n])).toEqual(areas.map((a) => [a.id, a.size]));
+    } finally {
+      db.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CodememError, isDiskFullError } from "../../shared/errors.js";

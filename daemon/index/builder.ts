@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError, type ErrorCode } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
+import { threadReply } from "../thread-reply.js";
 import { stateDirs } from "../../shared/paths.js";
 import type { BuildCache, BuildProgress, BuildResult } from "./build.js";
 import type { writeGraphFile } from "./graph-file.js";
@@ -185,18 +186,8 @@ function writeGraph(write: () => Promise<void>): Promise<void> {
 
 /** graph.json written by a thread of its own (graph-thread.ts), which exits when done. */
 export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const w = new Worker(new URL("./graph-thread.js", import.meta.url), { workerData: { cfg, meta } });
-    let answered = false;
-    w.once("message", (m: { ok: boolean; error?: string }) => {
-      answered = true;
-      if (m.ok) resolve();
-      else reject(new Error(m.error));
-    });
-    w.once("error", reject);
-    w.once("exit", (code) => {
-      if (!answered) reject(new Error(`graph.json thread exited (${code})`));
-    });
+  return threadReply<{ ok: boolean; error?: string }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta }, "graph.json thread").then((m) => {
+    if (!m.ok) throw new Error(m.error);
   });
 }
 

@@ -4,8 +4,9 @@
  * 1.5-3.5 s of a full build's serial tail with the other core idle. One request per thread: it
  * exits when it has answered, and the memory the clustering took goes with it.
  */
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { log } from "../../shared/log.js";
+import { threadReply } from "../thread-reply.js";
 import { detectCommunities, type CommunityNode, type CommunityResult } from "./communities.js";
 import { testClassifier } from "./test-code.js";
 import type { GraphCommunity, GraphEdge } from "./types.js";
@@ -26,26 +27,15 @@ interface Reply {
 export function detectCommunitiesApart(nodes: CommunityNode[], edges: GraphEdge[], testPatterns: string[]): Promise<CommunityResult> {
   // Only what clustering reads crosses to the thread, not the nodes' code.
   const clusterNodes = nodes.map(({ id, name, type, file_path }) => ({ id, name, type, file_path }));
-  const here = () => detectCommunities(clusterNodes, edges, testClassifier(testPatterns));
-  return new Promise<CommunityResult>((resolve, reject) => {
-    const w = new Worker(new URL("./communities-thread.js", import.meta.url), { workerData: { clusterNodes, edges, testPatterns } satisfies Request });
-    let answered = false;
-    w.once("message", (r: Reply) => {
-      answered = true;
-      void w.terminate();
-      if (r.error !== undefined) return reject(new Error(r.error));
-      resolve({ communityOf: new Map(r.communityOf), communities: r.communities! });
+  return threadReply<Reply>(new URL("./communities-thread.js", import.meta.url), { clusterNodes, edges, testPatterns } satisfies Request, "the clustering thread")
+    .then((r): CommunityResult => {
+      if (r.error !== undefined) throw new Error(r.error);
+      return { communityOf: new Map(r.communityOf), communities: r.communities! };
+    })
+    .catch((err: Error) => {
+      log.warn("detecting communities on a thread failed; detecting them here", { error: err.message });
+      return detectCommunities(clusterNodes, edges, testClassifier(testPatterns));
     });
-    w.once("error", (err) => {
-      if (!answered) reject(err);
-    });
-    w.once("exit", (code) => {
-      if (!answered) reject(new Error(`the clustering thread exited (${code})`));
-    });
-  }).catch((err: Error) => {
-    log.warn("detecting communities on a thread failed; detecting them here", { error: err.message });
-    return here();
-  });
 }
 
 if (!isMainThread && (workerData as Partial<Request> | undefined)?.clusterNodes) {

@@ -4,8 +4,9 @@
  * deflating 60K texts one after another, with the other core idle (and 0.8 s more on its 4.6K
  * extracts). One request per thread: it exits when it has answered.
  */
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { deflateRawSync, type ZlibOptions } from "node:zlib";
+import { threadReply } from "../thread-reply.js";
 
 /**
  * Node texts are deflated fast (level 1: 1.7 vs 2.6 s for the Go tree's 67 MB, 27.0 vs 25.3 MB
@@ -42,24 +43,12 @@ interface Reply {
 
 /** The texts' deflated bytes, in order, made on a thread of their own. */
 export function deflateApart(texts: DeflateJob[]): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const w = new Worker(new URL("./deflate-thread.js", import.meta.url), { workerData: { deflateTexts: texts } });
-    let answered = false;
-    w.once("message", (r: Reply) => {
-      answered = true;
-      void w.terminate();
-      if (r.error !== undefined) return reject(new Error(`deflating node texts failed: ${r.error}`));
-      const out: Buffer[] = [];
-      const buf = Buffer.from(r.bytes!.buffer, r.bytes!.byteOffset, r.bytes!.byteLength);
-      for (let i = 0, start = 0; i < r.ends!.length; start = r.ends![i++]) out.push(buf.subarray(start, r.ends![i]));
-      resolve(out);
-    });
-    w.once("error", (err) => {
-      if (!answered) reject(err);
-    });
-    w.once("exit", (code) => {
-      if (!answered) reject(new Error(`the deflate thread exited (${code})`));
-    });
+  return threadReply<Reply>(new URL("./deflate-thread.js", import.meta.url), { deflateTexts: texts }, "the deflate thread").then((r) => {
+    if (r.error !== undefined) throw new Error(`deflating node texts failed: ${r.error}`);
+    const out: Buffer[] = [];
+    const buf = Buffer.from(r.bytes!.buffer, r.bytes!.byteOffset, r.bytes!.byteLength);
+    for (let i = 0, start = 0; i < r.ends!.length; start = r.ends![i++]) out.push(buf.subarray(start, r.ends![i]));
+    return out;
   });
 }
 

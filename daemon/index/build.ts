@@ -7,7 +7,7 @@ import { ensureOwnDir, fileStamps, sizeStamp, stateDirs } from "../../shared/pat
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
-import { carryCommunities, detectCommunities, nameCommunities, recountCommunities } from "./communities.js";
+import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
@@ -381,13 +381,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
 }
 
 /**
- * Detects communities again over the warm graph and writes them (every node's community, the
- * communities table, a new built_at; graph.json follows). The daemon's build thread runs it once
- * edits settle after carrying has moved enough nodes, so no save waits for clustering.
+ * Writes communities detected again over the warm graph (every node's community, the communities
+ * table, a new built_at; graph.json follows). The daemon's build thread detects them on a thread
+ * once edits settle after carrying has moved enough nodes, so no save waits for clustering.
  */
-export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "deferGraphFile">): Promise<BuildResult> {
+export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, detected: CommunityResult, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "deferGraphFile">): Promise<BuildResult> {
   const t0 = performance.now();
-  const { communityOf, communities } = detectCommunities(cache.resolver.nodeList(), cache.resolver.edges(), testClassifier(cfg.index.testPatterns));
+  const { communityOf, communities } = detected;
   const store = await openStore(cfg, { mode: "build", dim: opts.embedder.dim, batchSize: cfg.build.batchSize });
   const builtAt = new Date().toISOString();
   let meta: Record<string, string | undefined>;

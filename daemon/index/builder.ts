@@ -76,6 +76,7 @@ export class LocalBuilder implements Builder {
   /** `mayWrite`: see BuildOptions (the build thread asks the daemon). */
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
     clearTimeout(this.recluster);
+    this.builds++;
     const run = this.chain.then(() => this.runBuild(cfg, req, onProgress, mayWrite));
     this.chain = run.catch(() => {});
     return run;
@@ -126,21 +127,47 @@ export class LocalBuilder implements Builder {
     this.cache = {};
   }
 
-  /** Once edits settle, communities are detected again and readers told (never on a save's path). */
+  /** Builds run so far: background work started before the latest one is stale. */
+  private builds = 0;
+  /** A re-clustering whose communities are being detected on a thread (close awaits it). */
+  private detecting?: Promise<void>;
+
+  /**
+   * Once edits settle, communities are detected again and readers told (never on a save's path). The
+   * detection runs on a thread of its own off the build chain: a save that arrives meanwhile is built
+   * at once (at Go's src's 60K nodes detecting took 2-3 s that a save used to wait behind), and the
+   * communities of the graph it changed are dropped; that build's own due flag schedules another.
+   */
   private scheduleRecluster(cfg: ResolvedConfig): void {
     clearTimeout(this.recluster);
     this.recluster = setTimeout(() => {
-      const job = this.chain.then(async () => {
-        const cache = this.cache.value;
-        if (!cache) return;
-        const { reclusterIndex } = await import("./build.js");
-        const result = await reclusterIndex(cfg, cache, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
-        this.onBackground?.(result);
-      });
-      this.chain = job.catch((err) => {
-        this.cache = {}; // the next build reloads what the index holds
-        log.warn("re-clustering in the background failed; communities stay as carried", { error: (err as Error).message });
-      });
+      const cache = this.cache.value;
+      if (!cache || this.detecting) return;
+      const builds = this.builds;
+      const detecting = (async () => {
+        const { detectCommunitiesApart } = await import("./communities-thread.js");
+        const t0 = performance.now();
+        const detected = await detectCommunitiesApart(cache.resolver.nodeList(), cache.resolver.edges(), [...cfg.index.testPatterns]);
+        const detectMs = performance.now() - t0;
+        const job = this.chain.then(async () => {
+          if (this.closing) return;
+          if (this.builds !== builds || this.cache.value !== cache) {
+            log.debug("communities detected again, dropped: the graph changed meanwhile", { ms: Math.round(detectMs) });
+            return this.scheduleRecluster(cfg);
+          }
+          const { reclusterIndex } = await import("./build.js");
+          const result = await reclusterIndex(cfg, cache, detected, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
+          this.onBackground?.(result);
+        });
+        this.chain = job.catch((err) => {
+          this.cache = {}; // the next build reloads what the index holds
+          log.warn("re-clustering in the background failed; communities stay as carried", { error: (err as Error).message });
+        });
+        await this.chain;
+      })();
+      this.detecting = detecting
+        .catch((err: Error) => log.warn("re-clustering in the background failed; communities stay as carried", { error: err.message }))
+        .finally(() => (this.detecting = undefined));
     }, GRAPH_FILE_SETTLE_MS);
   }
 
@@ -166,8 +193,12 @@ export class LocalBuilder implements Builder {
     this.graphWrite = { timer, write };
   }
 
+  private closing = false;
+
   async close(): Promise<void> {
     clearTimeout(this.recluster);
+    this.closing = true;
+    await this.detecting;
     await this.chain;
     await this.graphWriting;
     if (this.graphWrite) {

@@ -125,20 +125,51 @@ export class ProjectEngine {
 
   /** The warm read view of the index; opened on first use, reopened after large builds. */
   retriever(): Promise<Retriever> {
-    this.ret ??= openStore(this.cfg, { mode: "read" })
-      .then((store) => Retriever.open(store, { background: this.opts.daemon }).catch(async (err) => {
+    this.ret ??= this.openReader().catch((err) => {
+      this.ret = undefined;
+      throw err;
+    });
+    return this.ret;
+  }
+
+  /** See Retriever.open; a reader is opened `gentle` beside a warm one (handOver). */
+  private openReader(opts: { background?: boolean; gentle?: boolean } = { background: this.opts.daemon }): Promise<Retriever> {
+    return openStore(this.cfg, { mode: "read" })
+      .then((store) => Retriever.open(store, opts).catch(async (err) => {
         await store.close();
         throw err;
       }))
       .then((r) => {
         r.isTest = testClassifier(this.cfg.index.testPatterns);
         return r;
-      })
-      .catch((err) => {
-        this.ret = undefined;
-        throw err;
       });
-    return this.ret;
+  }
+
+  /** The reader being opened to take over from one whose index was replaced (see handOver). */
+  private next?: Promise<Retriever>;
+
+  /**
+   * A forced build swapped a new index file in: the warm reader still reads the old one, whole, so
+   * it answers until the new reader is warm (its catalog, term weights and vectors loaded), then
+   * closes a little later like any replaced reader. Before, the next question waited for the new
+   * reader's catalog and answered without vectors until they had loaded.
+   */
+  private handOver(): void {
+    const next = (this.next = this.openReader({ gentle: true }));
+    next.then(
+      (r) => {
+        if (this.next !== next) return void r.store.close().catch(() => {});
+        this.next = undefined;
+        void this.invalidate();
+        this.ret = next;
+      },
+      (err: Error) => {
+        if (this.next !== next) return;
+        this.next = undefined;
+        log.warn("opening the replaced index's reader failed; the next question opens it", { error: err.message });
+        void this.invalidate();
+      },
+    );
   }
 
   private async retrieverOrUndefined(): Promise<Retriever | undefined> {
@@ -255,8 +286,9 @@ export class ProjectEngine {
   private async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
     this.freshCache = undefined;
     const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
-    if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
-    if (warm && !r.reclustered && r.changed_paths.length <= 50) await warm.refresh(r.changed_paths, r.rows_changed);
+    if (warm && this.opts.daemon && warm.store.replaced?.()) this.handOver();
+    else if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
+    else if (warm && !r.reclustered && r.changed_paths.length <= 50) await warm.refresh(r.changed_paths, r.rows_changed);
     else {
       void this.invalidate();
       // A daemon opens the new reader now, not on the next question (819 ms of the first search after
@@ -272,6 +304,7 @@ export class ProjectEngine {
   invalidate(opts: { now?: boolean } = {}): Promise<void> {
     const old = this.ret;
     this.ret = undefined;
+    this.next = undefined;
     this.freshCache = undefined;
     if (!old) return Promise.resolve();
     const close = () =>

@@ -107,10 +107,11 @@ export class Retriever {
    * Opens the index's catalog. Term weights, the names questions mention and the backend's search
    * caches (the local vector matrix) are built in slices after it; with `background` the reader is
    * returned before they are ready (a daemon's first answers after a start), else once they are.
+   * `gentle`: the catalog too is read in slices (a reader opened beside one that answers meanwhile).
    */
-  static async open(store: IndexStore, opts: { background?: boolean } = {}): Promise<Retriever> {
+  static async open(store: IndexStore, opts: { background?: boolean; gentle?: boolean } = {}): Promise<Retriever> {
     const r = new Retriever(store);
-    const all = await store.catalog();
+    const all = await store.catalog(undefined, { slice: opts.gentle ? GENTLE_CATALOG_SLICE : undefined });
     r.patchNodes([], all);
     await r.reloadRows();
     const warm = r.warm(all, opts.background ? WARM_DELAY_MS : 0);
@@ -529,6 +530,8 @@ const WARM_SLICE = 2000;
  * first after a start) is answered first, its slices not interleaved with the warming's.
  */
 const WARM_DELAY_MS = 300;
+/** Catalog rows a gentle open reads at a time: 60K nodes read at once held the thread ~0.4 s. */
+const GENTLE_CATALOG_SLICE = 4000;
 
 /** Adds (or takes back) the nodes' stems to document frequencies. */
 function countTerms(df: Map<string, number>, nodes: MemNode[], sign: 1 | -1): void {

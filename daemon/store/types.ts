@@ -42,12 +42,23 @@ export interface IndexStore {
   degrees(types: string[]): Promise<Map<string, number>>;
   /** Communities; with `files: false` their file lists may be left out (readers: 6,869 lists at 300K nodes cost 80 ms a save). */
   communities(opts?: { files?: boolean }): Promise<GraphCommunity[]>;
-  /** Ranking metadata (no code, no vector) of every node, or of the nodes of `files`. */
-  catalog(files?: string[]): Promise<CatalogNode[]>;
+  /**
+   * Ranking metadata (no code, no vector) of every node, or of the nodes of `files`. `slice`: every
+   * node's, read that many rows at a time in one snapshot, yielding between slices, so answers on
+   * this thread go on meanwhile (a reader opened beside a warm one); backends whose reads do not
+   * hold the thread ignore it.
+   */
+  catalog(files?: string[], opts?: { slice?: number }): Promise<CatalogNode[]>;
   /** Applies one build atomically. */
   apply(delta: BuildDelta | PendingDelta): Promise<void>;
   /** Compacts and re-indexes (`build --optimize`). */
   optimize(): Promise<void>;
+  /**
+   * A reader whose index was replaced by another (a forced build swapped a new file in): it still
+   * reads the one it opened, whole and consistent, so it can answer until a reader of the new one
+   * is ready. Backends that change in place do not have it.
+   */
+  replaced?(): boolean;
 
   /**
    * Nodes matching any of `words` (already split and lower-cased), best first by BM25 or the backend's

@@ -147,6 +147,37 @@ describe("local index", () => {
     expect(await ids()).toEqual(answer);
   });
 
+  it("in a daemon, a forced rebuild's old reader answers until the new file's reader has loaded, then hands over", async () => {
+    const files = goFiles();
+    const p = makeProject(files);
+    const engine = await ProjectEngine.open(p.root, { sideEffects: false, daemon: true });
+    cleanups.push(p.cleanup, () => engine.close());
+    await engine.build({ project_path: p.root });
+    const reader = await engine.retriever();
+    const names = async () => (await engine.search({ project_path: p.root, query: "handedOverScan quick scan", limit: 10 })).results.map((r) => r.name);
+    expect(await names()).not.toContain("handedOverScan");
+    const [first] = Object.keys(files);
+    p.write(first, `${files[first]}\n// handedOverScan is new in the rebuilt index.\nfunc handedOverScan() int { return 42 }\n`);
+    await engine.build({ project_path: p.root, force: true });
+    // Right after the build the old reader still answers (before, the first question waited for a new one).
+    expect(await engine.retriever()).toBe(reader);
+    // The reader of the old file is not closed under the handover: it answers from the old index.
+    expect(reader.store.replaced?.()).toBe(true);
+    expect((await reader.store.lexicalNodes(["scan"], 5)).length).toBeGreaterThan(0);
+    // Every question meanwhile is answered, from the old index or the new one, until the new reader takes over.
+    const deadline = Date.now() + 20_000;
+    let current = await engine.retriever();
+    while (current === reader && Date.now() < deadline) {
+      expect((await names()).length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 5));
+      current = await engine.retriever();
+    }
+    expect(current).not.toBe(reader);
+    expect(current.store.replaced?.()).toBe(false);
+    expect([...current.warming]).toEqual([]); // it took over warm: vectors and term weights loaded
+    expect(await names()).toContain("handedOverScan");
+  });
+
   it("stores the same texts whether a build deflates them on a thread of its own (2,000 nodes or more) or in its own, and a large build's communities, detected on a thread, for every node", async () => {
     // Part of Python's standard library, built at once, and built again directory by directory.
     const lib = "/usr/lib/python3.11";
@@ -190,5 +221,10 @@ describe("local index", () => {
     } finally {
       db.close();
     }
+    // Read in slices (a reader opened beside a warm one), the catalog is the same, row for row.
+    const store = (await a.retriever()).store;
+    const whole1 = await store.catalog();
+    expect(whole1.length).toBeGreaterThan(2000);
+    expect(await store.catalog(undefined, { slice: 500 })).toEqual(whole1); // five slices and a part
   });
 });

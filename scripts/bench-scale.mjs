@@ -157,6 +157,7 @@ async function rawClient(socket) {
 async function runSide(dist, corpus, work, saves) {
   const { callDaemon, closeConnections, daemonStatus, stopDaemon } = await import(path.join(dist, "client/rpc.js"));
   const { socketPathFor } = await import(path.join(dist, "client/socket-path.js"));
+  const { graphFileBuiltAt } = await import(path.join(dist, "daemon/index/graph-file.js"));
   if (fs.existsSync(work)) await stopDaemon(work).catch(() => {});
   fs.rmSync(work, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(work), { recursive: true });
@@ -183,18 +184,8 @@ async function runSide(dist, corpus, work, saves) {
         db.close();
       }
     };
-    const graphBuiltAt = () => {
-      try {
-        const fd = fs.openSync(path.join(work, "codegraph-out/graph.json"), "r");
-        const head = Buffer.alloc(512);
-        fs.readSync(fd, head, 0, head.length, 0);
-        fs.closeSync(fd);
-        return head.toString("utf8").match(/"built_at":"([^"]+)"/)?.[1];
-      } catch {
-        return undefined;
-      }
-    };
-    for (let i = 0; i < 1200 && graphBuiltAt() !== builtAt(); i++) await sleep(100);
+    const graphFile = path.join(work, "codegraph-out/graph.json");
+    for (let i = 0; i < 1200 && graphFileBuiltAt(graphFile) !== builtAt(); i++) await sleep(100);
   };
 
   // 1. Full build through the daemon.

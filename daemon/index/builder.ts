@@ -62,7 +62,7 @@ export class LocalBuilder implements Builder {
   private cache: { value?: BuildCache } = {};
   private pool?: ParsePool;
   private graphWrite?: { timer: NodeJS.Timeout; write: () => Promise<void> };
-  private recluster?: NodeJS.Timeout;
+  private reclusterTimer?: NodeJS.Timeout;
   /** Builds and background work, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
   onBackground?: (result: BuildResult) => void;
@@ -75,7 +75,7 @@ export class LocalBuilder implements Builder {
 
   /** `mayWrite`: see BuildOptions (the build thread asks the daemon). */
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
-    clearTimeout(this.recluster);
+    clearTimeout(this.reclusterTimer);
     this.builds++;
     const run = this.chain.then(() => this.runBuild(cfg, req, onProgress, mayWrite));
     this.chain = run.catch(() => {});
@@ -139,36 +139,37 @@ export class LocalBuilder implements Builder {
    * communities of the graph it changed are dropped; that build's own due flag schedules another.
    */
   private scheduleRecluster(cfg: ResolvedConfig): void {
-    clearTimeout(this.recluster);
-    this.recluster = setTimeout(() => {
+    clearTimeout(this.reclusterTimer);
+    this.reclusterTimer = setTimeout(() => {
       const cache = this.cache.value;
       if (!cache || this.detecting) return;
-      const builds = this.builds;
-      const detecting = (async () => {
-        const { detectCommunitiesApart } = await import("./communities-thread.js");
-        const t0 = performance.now();
-        const detected = await detectCommunitiesApart(cache.resolver.nodeList(), cache.resolver.edges(), [...cfg.index.testPatterns]);
-        const detectMs = performance.now() - t0;
-        const job = this.chain.then(async () => {
-          if (this.closing) return;
-          if (this.builds !== builds || this.cache.value !== cache) {
-            log.debug("communities detected again, dropped: the graph changed meanwhile", { ms: Math.round(detectMs) });
-            return this.scheduleRecluster(cfg);
-          }
-          const { reclusterIndex } = await import("./build.js");
-          const result = await reclusterIndex(cfg, cache, detected, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
-          this.onBackground?.(result);
-        });
-        this.chain = job.catch((err) => {
-          this.cache = {}; // the next build reloads what the index holds
-          log.warn("re-clustering in the background failed; communities stay as carried", { error: (err as Error).message });
-        });
-        await this.chain;
-      })();
-      this.detecting = detecting
+      this.detecting = this.recluster(cfg, cache)
         .catch((err: Error) => log.warn("re-clustering in the background failed; communities stay as carried", { error: err.message }))
         .finally(() => (this.detecting = undefined));
     }, GRAPH_FILE_SETTLE_MS);
+  }
+
+  /** Detects `cache`'s communities on a thread, then writes them in the chain's turn unless a build has run since. */
+  private async recluster(cfg: ResolvedConfig, cache: BuildCache): Promise<void> {
+    const builds = this.builds;
+    const { detectCommunitiesApart } = await import("./communities-thread.js");
+    const t0 = performance.now();
+    const detected = await detectCommunitiesApart(cache.resolver.nodeList(), cache.resolver.edges(), [...cfg.index.testPatterns]);
+    const job = this.chain.then(async () => {
+      if (this.closing) return;
+      if (this.builds !== builds || this.cache.value !== cache) {
+        log.debug("communities detected again, dropped: the graph changed meanwhile", { ms: Math.round(performance.now() - t0) });
+        return this.scheduleRecluster(cfg);
+      }
+      const { reclusterIndex } = await import("./build.js");
+      const result = await reclusterIndex(cfg, cache, detected, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
+      this.onBackground?.(result);
+    });
+    this.chain = job.catch((err: Error) => {
+      this.cache = {}; // the next build reloads what the index holds
+      log.warn("re-clustering in the background failed; communities stay as carried", { error: err.message });
+    });
+    await this.chain;
   }
 
   /** graph.json writes, one at a time (at 300K nodes one holds a core and a gigabyte for seconds). */
@@ -196,7 +197,7 @@ export class LocalBuilder implements Builder {
   private closing = false;
 
   async close(): Promise<void> {
-    clearTimeout(this.recluster);
+    clearTimeout(this.reclusterTimer);
     this.closing = true;
     await this.detecting;
     await this.chain;

@@ -128,7 +128,7 @@ export function enclosingProject(dir: string): string | undefined {
 }
 
 /** Writes a file so readers see either the old or the new content, never a partial one. */
-export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8Array[]): void {
+export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<Uint8Array>): void {
   // A symlinked file (dotfiles kept in a repository) is written at its target and stays a link.
   let target = file;
   try {
@@ -143,10 +143,23 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8A
   const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
   const fd = fs.openSync(tmp, "wx", before ? 0o600 : 0o666);
   try {
-    if (Array.isArray(data)) {
-      // Chunks written as they are: no joined copy of a large file in memory.
-      for (let i = 0; i < data.length; i += 512) fs.writevSync(fd, data.slice(i, i + 512));
-    } else fs.writeFileSync(fd, data);
+    if (typeof data === "string" || data instanceof Uint8Array) fs.writeFileSync(fd, data);
+    else {
+      // Chunks written as they come, a few MB at a time: no joined copy of a large file in memory.
+      let batch: Uint8Array[] = [];
+      let bytes = 0;
+      const flush = () => {
+        writeAll(fd, batch);
+        batch = [];
+        bytes = 0;
+      };
+      for (const chunk of data) {
+        batch.push(chunk);
+        bytes += chunk.length;
+        if (batch.length >= 512 || bytes >= WRITE_BATCH_BYTES) flush();
+      }
+      flush();
+    }
     if (before) {
       try {
         fs.fchownSync(fd, before.uid, before.gid);
@@ -162,6 +175,21 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Uint8A
   }
   fs.closeSync(fd);
   fs.renameSync(tmp, target);
+}
+
+/** Bytes of chunks gathered for one writev. */
+const WRITE_BATCH_BYTES = 8 << 20;
+
+/** writev until every byte is written (a large write may be partial). */
+function writeAll(fd: number, chunks: Uint8Array[]): void {
+  let rest = chunks;
+  while (rest.length) {
+    let n = fs.writevSync(fd, rest);
+    let i = 0;
+    while (i < rest.length && n >= rest[i].length) n -= rest[i++].length;
+    rest = rest.slice(i);
+    if (n > 0) rest[0] = rest[0].subarray(n);
+  }
 }
 
 function statOrUndefined(file: string): fs.Stats | undefined {

@@ -14,7 +14,7 @@ import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./docume
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
-import { graphFileBuiltAt, readGraphFile, writeGraphFile } from "./graph-file.js";
+import { graphFileBuiltAt, readGraphFile, writeGraphFile, type GraphFileState } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { unsupportedCounts, unsupportedList, unsupportedOf, type UnsupportedCount } from "./languages/unsupported.js";
 import { ParsePool, type Prepared } from "./parse-pool.js";
@@ -58,6 +58,8 @@ export interface BuildOptions {
   deferGraphFile?: (write: () => Promise<void>) => void;
   /** Writes graph.json from the committed index; default: in this thread (the daemon's build thread uses one of its own). */
   writeGraph?: typeof writeGraphFile;
+  /** What graph.json's writes may copy from the last one (a builder's, kept across its builds): told what each build changed. */
+  graphFile?: GraphFileState;
   /** Warm state from the previous build of this index; replaced in place after a successful build. */
   cache?: { value?: BuildCache };
   /**
@@ -355,13 +357,14 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
+      opts.graphFile?.changed(stored.built_at, builtAt, force || reclustered || !graph.resolver ? "all" : changedInGraph(graph, removed));
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
       if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;
       await store.close();
 
-      const write = source === "builtin" ? () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION }) : undefined;
+      const write = source === "builtin" ? graphWrite(cfg, opts, builtAt) : undefined;
       if (opts.deferGraphFile) {
         opts.deferGraphFile(async () => {
           // A local writer's close checkpoints the log that the watch builds' closes left.
@@ -385,7 +388,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
  * table, a new built_at; graph.json follows). The daemon's build thread detects them on a thread
  * once edits settle after carrying has moved enough nodes, so no save waits for clustering.
  */
-export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, detected: CommunityResult, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "deferGraphFile">): Promise<BuildResult> {
+export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, detected: CommunityResult, opts: Pick<BuildOptions, "embedder" | "writeGraph" | "graphFile" | "deferGraphFile">): Promise<BuildResult> {
   const t0 = performance.now();
   const { communityOf, communities } = detected;
   const store = await openStore(cfg, { mode: "build", dim: opts.embedder.dim, batchSize: cfg.build.batchSize });
@@ -397,8 +400,9 @@ export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, det
   } finally {
     await store.close();
   }
+  opts.graphFile?.changed(meta.built_at, builtAt, "all");
   Object.assign(cache, { communityOf, communities, carried: 0 });
-  const write = () => (opts.writeGraph ?? writeGraphFile)(cfg, { built_at: builtAt, index_version: INDEX_VERSION });
+  const write = graphWrite(cfg, opts, builtAt);
   if (opts.deferGraphFile) opts.deferGraphFile(write);
   else await write();
   const result: BuildResult = {
@@ -517,6 +521,29 @@ async function parseFiles(
     scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
   }
   return { fresh: new Map(r.extracts.map((e) => [e.path, e])), prepared: r.prepared };
+}
+
+/** The write of graph.json for the index at `builtAt`: from the builder's last file where it can. */
+function graphWrite(cfg: ResolvedConfig, opts: Pick<BuildOptions, "writeGraph" | "graphFile">, builtAt: string): () => Promise<void> {
+  const meta = { built_at: builtAt, index_version: INDEX_VERSION };
+  const writer = opts.writeGraph ?? writeGraphFile;
+  return async () => void (await (opts.graphFile ? opts.graphFile.write(cfg, meta, writer) : writer(cfg, meta)));
+}
+
+/**
+ * Files whose nodes or outgoing edges a build changed: what graph.json's next write serialises
+ * again. An edge's source may lie in a file the build did not parse (a Go method's receiver type
+ * contains it); a source gone with the build was a node of a file it touched.
+ */
+function changedInGraph(graph: GraphChange, removed: string[]): Set<string> {
+  const files = new Set([...graph.touched, ...removed]);
+  for (const edges of [graph.edgesAdded, graph.edgesRemoved]) {
+    for (const e of edges) {
+      const f = graph.resolver!.fileOf(e.source);
+      if (f !== undefined) files.add(f);
+    }
+  }
+  return files;
 }
 
 /**

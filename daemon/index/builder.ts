@@ -8,7 +8,7 @@ import { log } from "../../shared/log.js";
 import { threadReply } from "../thread-reply.js";
 import { stateDirs } from "../../shared/paths.js";
 import type { BuildCache, BuildProgress, BuildResult } from "./build.js";
-import type { writeGraphFile } from "./graph-file.js";
+import { GraphFileState, type GraphFilePatch, type GraphFileWritten, type writeGraphFile } from "./graph-file.js";
 import type { Embedder } from "./embed/embedder.js";
 import type { ParsePool } from "./parse-pool.js";
 
@@ -60,6 +60,8 @@ const GRAPH_FILE_QUIET_FACTOR = 3;
 /** Builds in the calling thread (tests, benchmarks, the CLI-free engine; and inside the build thread). */
 export class LocalBuilder implements Builder {
   private cache: { value?: BuildCache } = {};
+  /** What the next graph.json write may copy from the last. */
+  private readonly graphFile = new GraphFileState();
   private pool?: ParsePool;
   private graphWrite?: { timer: NodeJS.Timeout; write: () => Promise<void> };
   private reclusterTimer?: NodeJS.Timeout;
@@ -103,6 +105,7 @@ export class LocalBuilder implements Builder {
         optimize: req.optimize,
         paths: req.paths,
         writeGraph: this.writeGraph,
+        graphFile: this.graphFile,
         warm: req.warm,
         embedder: await this.embedder(cfg),
         pool: this.pool,
@@ -125,6 +128,7 @@ export class LocalBuilder implements Builder {
 
   reset(): void {
     this.cache = {};
+    this.graphFile.reset();
   }
 
   /** Builds run so far: background work started before the latest one is stale. */
@@ -162,7 +166,7 @@ export class LocalBuilder implements Builder {
         return this.scheduleRecluster(cfg);
       }
       const { reclusterIndex } = await import("./build.js");
-      const result = await reclusterIndex(cfg, cache, detected, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
+      const result = await reclusterIndex(cfg, cache, detected, { embedder: await this.embedder(cfg), writeGraph: this.writeGraph, graphFile: this.graphFile, deferGraphFile: (write) => this.scheduleGraphWrite(write) });
       this.onBackground?.(result);
     });
     this.chain = job.catch((err: Error) => {
@@ -217,9 +221,10 @@ function writeGraph(write: () => Promise<void>): Promise<void> {
 }
 
 /** graph.json written by a thread of its own (graph-thread.ts), which exits when done. */
-export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }): Promise<void> {
-  return threadReply<{ ok: boolean; error?: string }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta }, "graph.json thread").then((m) => {
+export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch): Promise<GraphFileWritten> {
+  return threadReply<{ ok: boolean; error?: string; written?: GraphFileWritten }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta, patch }, "graph.json thread").then((m) => {
     if (!m.ok) throw new Error(m.error);
+    return m.written!;
   });
 }
 

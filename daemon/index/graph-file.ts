@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
+import { log } from "../../shared/log.js";
 import { stateDirs, writeFileAtomic } from "../../shared/paths.js";
 import { openStore } from "../store/open.js";
 import type { CatalogNode } from "../store/types.js";
@@ -10,30 +11,247 @@ export const BUILTIN_GENERATOR = "codemem-builtin";
 /** Nodes and edges serialised per chunk: the file is written without one string of it all. */
 const CHUNK = 2000;
 
+/** Where one file's nodes, and the edges from them, sit in a graph.json: byte ranges [start, end), separators left out. */
+interface FileRanges {
+  nodes: [number, number];
+  edges?: [number, number];
+}
+
+/**
+ * The layout of a graph.json this writer made: what a later write may copy. At 300K nodes the
+ * whole file took 5 s of a core and about 1 GB to read and serialise; a save changes a file or
+ * a few, whose bytes are all a rewrite needs to make (the rest is copied).
+ */
+export interface GraphFileLayout {
+  /** The file as written: one changed since (by anyone) is written whole. */
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  built_at: string;
+  /** Every indexed file's ranges, in graph order. */
+  files: Map<string, FileRanges>;
+}
+
+/**
+ * A rewrite: the last write's layout, the files whose nodes or outgoing edges builds have changed
+ * since, and the index's built_at they bring it to. Any doubt (the file changed, the index is at
+ * another build) and the file is written whole.
+ */
+export interface GraphFilePatch {
+  layout: GraphFileLayout;
+  dirty: string[];
+  at: string;
+}
+
+export interface GraphFileWritten {
+  /** The index's built_at the file shows (its reads' snapshot). */
+  at: string;
+  /** Undefined when the file cannot be patched later (an edge from no node). */
+  layout?: GraphFileLayout;
+  /** Files whose bytes were copied from the previous file. */
+  copied: number;
+}
+
 /**
  * Writes graph.json in the spec's format (extra fields included) from the committed index, so
- * readers never see half a file and the same index always gives the same bytes (what
- * JSON.stringify gives for the graph): nodes by file, each file's module first, then by line.
+ * readers never see half a file and the same graph always gives the same bytes (what
+ * JSON.stringify gives for it): nodes by file, each file's module first, then by line; edges by
+ * their source's file, then by source, target and type. With a `patch` only the changed files are
+ * read and serialised, the others' bytes copied from the file the patch's layout describes.
  */
-export async function writeGraphFile(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }): Promise<void> {
+export async function writeGraphFile(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch, file = stateDirs(cfg.root).graphFile): Promise<GraphFileWritten> {
   const store = await openStore(cfg, { mode: "read" });
+  const old = patch && store.edgesFrom ? openUnchanged(file, patch.layout) : undefined;
   try {
-    const read = async () => ({ nodes: (await store.catalog()).sort(graphOrder), edges: await store.edges(), communities: await store.communities() });
-    const { nodes, edges, communities } = store.snapshot ? await store.snapshot(read) : await read();
-    const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
-    const chunks: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"nodes":[`)];
-    const list = <T>(items: T[], encode: (x: T) => unknown) => {
-      for (let i = 0; i < items.length; i += CHUNK) chunks.push(Buffer.from((i > 0 ? "," : "") + items.slice(i, i + CHUNK).map((x) => JSON.stringify(encode(x))).join(",")));
+    const read = async () => {
+      const at = (await store.meta()).built_at ?? "";
+      // Only the changed files' nodes and edges, when the file to copy the rest from shows the index the patch starts from.
+      if (old && at === patch!.at) {
+        const nodes = await store.catalog(patch!.dirty);
+        return { at, nodes, edges: await store.edgesFrom!(nodes.map((n) => n.id)), communities: await store.communities(), whole: false };
+      }
+      return { at, nodes: await store.catalog(), edges: await store.edges(), communities: await store.communities(), whole: true };
     };
-    list(nodes, graphNode);
-    chunks.push(Buffer.from('],"edges":['));
-    list(edges, (e) => ({ source: e.source, target: e.target, type: e.type }));
-    chunks.push(Buffer.from(`],"communities":${JSON.stringify(communities)}}`));
-    writeFileAtomic(stateDirs(cfg.root).graphFile, chunks);
+    const got = store.snapshot ? await store.snapshot(read) : await read();
+    const { byFile, orphans } = groupByFile(got.nodes, got.edges);
+    const copyFrom = got.whole ? undefined : old;
+    const dirty = new Set(patch?.dirty);
+    const kept = new Set(copyFrom ? [...copyFrom.layout.files.keys()].filter((f) => !dirty.has(f)) : []);
+    const files = [...new Set([...kept, ...byFile.keys()])].sort(cmp);
+    const ranges = new Map<string, FileRanges>(files.map((f) => [f, { nodes: [0, 0] }]));
+    let pos = 0;
+    const emit = (b: Uint8Array) => ((pos += b.length), b);
+    const text = (t: string) => emit(Buffer.from(t));
+
+    /** One array's items, file by file: a changed file's serialised, a run of kept files' copied as one range. */
+    function* section(part: keyof FileRanges, serialise: (f: string) => string[]): Generator<Uint8Array> {
+      let first = true;
+      function* separator(): Generator<Uint8Array> {
+        if (first) first = false;
+        else yield text(",");
+      }
+      let run: { from: number; to: number; files: string[] } | undefined;
+      function* flush(): Generator<Uint8Array> {
+        if (!run) return;
+        yield* separator();
+        const base = pos - run.from;
+        for (const g of run.files) {
+          const r = copyFrom!.layout.files.get(g)![part]!;
+          ranges.get(g)![part] = [r[0] + base, r[1] + base];
+        }
+        for (let at = run.from; at < run.to; at += COPY_CHUNK) yield emit(readRange(copyFrom!.fd, at, Math.min(run.to, at + COPY_CHUNK)));
+        run = undefined;
+      }
+      for (const f of files) {
+        if (kept.has(f)) {
+          const r = copyFrom!.layout.files.get(f)![part];
+          if (!r) continue;
+          // Kept files whose ranges lie one separator apart in the old file are copied as one.
+          if (run && r[0] === run.to + 1) {
+            run.to = r[1];
+            run.files.push(f);
+            continue;
+          }
+          yield* flush();
+          run = { from: r[0], to: r[1], files: [f] };
+          continue;
+        }
+        yield* flush();
+        const items = serialise(f);
+        if (!items.length) continue;
+        yield* separator();
+        const start = pos;
+        for (let k = 0; k < items.length; k += CHUNK) yield text((k > 0 ? "," : "") + items.slice(k, k + CHUNK).join(","));
+        ranges.get(f)![part] = [start, pos];
+      }
+      yield* flush();
+      // Edges from no node (none in an index this builder made) go last, and the file is never patched.
+      if (part === "edges" && orphans.length) {
+        yield* separator();
+        yield text(orphans.map(edgeJson).join(","));
+      }
+    }
+
+    function* chunks(): Generator<Uint8Array> {
+      const head = JSON.stringify({ generator: BUILTIN_GENERATOR, ...meta });
+      yield text(`${head.slice(0, -1)},"nodes":[`);
+      yield* section("nodes", (f) => byFile.get(f)?.nodes.map((n) => JSON.stringify(graphNode(n))) ?? []);
+      yield text('],"edges":[');
+      yield* section("edges", (f) => byFile.get(f)?.edges.map(edgeJson) ?? []);
+      yield text(`],"communities":${JSON.stringify(got.communities)}}`);
+    }
+    writeFileAtomic(file, chunks());
+    const st = fs.statSync(file);
+    const layout = orphans.length ? undefined : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, built_at: meta.built_at, files: ranges };
+    return { at: got.at, layout, copied: kept.size };
   } finally {
+    if (old) fs.closeSync(old.fd);
     await store.close();
   }
 }
+
+/** Nodes by file in graph order, each file with the edges from its nodes (by source, target, type); edges from no node apart. */
+function groupByFile(nodes: CatalogNode[], edges: GraphEdge[]): { byFile: Map<string, { nodes: CatalogNode[]; edges: GraphEdge[] }>; orphans: GraphEdge[] } {
+  const byFile = new Map<string, { nodes: CatalogNode[]; edges: GraphEdge[] }>();
+  const fileOf = new Map<string, string>();
+  for (const n of [...nodes].sort(graphOrder)) {
+    let f = byFile.get(n.file_path);
+    if (!f) byFile.set(n.file_path, (f = { nodes: [], edges: [] }));
+    f.nodes.push(n);
+    fileOf.set(n.id, n.file_path);
+  }
+  const orphans: GraphEdge[] = [];
+  for (const e of edges) {
+    const f = fileOf.get(e.source);
+    (f === undefined ? orphans : byFile.get(f)!.edges).push(e);
+  }
+  for (const f of byFile.values()) f.edges.sort(edgeOrder);
+  return { byFile, orphans: orphans.sort(edgeOrder) };
+}
+
+const edgeJson = (e: GraphEdge) => JSON.stringify({ source: e.source, target: e.target, type: e.type });
+
+/**
+ * What the next graph.json write of one builder may copy: the layout of its last write, and the
+ * files builds changed since. A build it did not see (another process's, one that failed after its
+ * commit) shows as a build starting from another built_at than the one it knows: everything is then
+ * written again.
+ */
+export class GraphFileState {
+  private layout?: GraphFileLayout;
+  private dirty = new Set<string>();
+  /** The index's built_at that the layout and the dirty files bring the file to. */
+  private at?: string;
+  /** Moves on every reset: a write started before one leaves no layout. */
+  private epoch = 0;
+  private writing = false;
+
+  /** A build took the index from built_at `from` to `to`, changing these files' nodes or edges (or all of them). */
+  changed(from: string | undefined, to: string, files: Iterable<string> | "all"): void {
+    if (files === "all" || from !== this.at || (!this.layout && !this.writing)) this.reset();
+    else for (const f of files) this.dirty.add(f);
+    this.at = to;
+  }
+
+  reset(): void {
+    this.layout = undefined;
+    this.dirty = new Set();
+    this.epoch++;
+  }
+
+  /** Writes graph.json with `writer`, from the last layout where it can. */
+  async write(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }, writer: typeof writeGraphFile = writeGraphFile): Promise<GraphFileWritten> {
+    const patch = this.layout && this.at ? { layout: this.layout, dirty: [...this.dirty], at: this.at } : undefined;
+    const epoch = this.epoch;
+    // Builds that commit meanwhile mark what the file being written may lack, for the next write.
+    this.layout = undefined;
+    this.dirty = new Set();
+    this.writing = true;
+    const t0 = performance.now();
+    try {
+      const written = await writer(cfg, meta, patch);
+      if (epoch === this.epoch) this.layout = written.layout;
+      log.debug("graph.json written", { ms: Math.round(performance.now() - t0), files: written.layout?.files.size, copied: written.copied, changed: patch?.dirty.length ?? "all" });
+      return written;
+    } finally {
+      this.writing = false;
+    }
+  }
+}
+
+/** Bytes copied from the previous graph.json per read. */
+const COPY_CHUNK = 4 << 20;
+
+/** The previous file, open, if it is still the one `layout` describes. */
+function openUnchanged(file: string, layout: GraphFileLayout): { fd: number; layout: GraphFileLayout } | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, "r");
+    const st = fs.fstatSync(fd);
+    if (st.ino === layout.ino && st.size === layout.size && st.mtimeMs === layout.mtimeMs && graphFileBuiltAt(file) === layout.built_at) return { fd, layout };
+  } catch {
+    // missing or unreadable: written whole
+  }
+  if (fd !== undefined) fs.closeSync(fd);
+  return undefined;
+}
+
+/** Bytes [from, to) of an open file. */
+function readRange(fd: number, from: number, to: number): Buffer {
+  const buf = Buffer.allocUnsafe(to - from);
+  for (let off = 0; off < buf.length; ) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) throw new Error("graph.json ended before its recorded layout");
+    off += n;
+  }
+  return buf;
+}
+
+function edgeOrder(a: GraphEdge, b: GraphEdge): number {
+  return cmp(a.source, b.source) || cmp(a.target, b.target) || cmp(a.type, b.type);
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function graphOrder(a: CatalogNode, b: CatalogNode): number {
   if (a.file_path !== b.file_path) return a.file_path < b.file_path ? -1 : 1;

@@ -1,14 +1,14 @@
 /**
  * Writes graph.json on a thread of its own and exits: the build thread stays free for the next save
- * while a large graph is read and serialised (seconds at 60K nodes), and the memory it took is
- * returned when the thread ends.
+ * while a large graph is read and serialised (seconds at 60K nodes when written whole), and the
+ * memory it took is returned when the thread ends. Its layout goes back for the next write.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
-import { writeGraphFile } from "./graph-file.js";
+import { writeGraphFile, type GraphFilePatch } from "./graph-file.js";
 
-const { cfg, meta } = workerData as { cfg: ResolvedConfig; meta: { built_at: string; index_version: string } };
-writeGraphFile(cfg, meta).then(
-  () => parentPort!.postMessage({ ok: true }),
+const { cfg, meta, patch } = workerData as { cfg: ResolvedConfig; meta: { built_at: string; index_version: string }; patch?: GraphFilePatch };
+writeGraphFile(cfg, meta, patch).then(
+  (written) => parentPort!.postMessage({ ok: true, written }),
   (err: Error) => parentPort!.postMessage({ ok: false, error: err.message }),
 );

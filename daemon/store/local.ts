@@ -254,6 +254,11 @@ export class LocalStore implements IndexStore {
     return this.stmt(`${EDGE_SELECT}`).all() as GraphEdge[];
   }
 
+  async edgesFrom(ids: string[]): Promise<GraphEdge[]> {
+    const from = this.stmt(`${EDGE_SELECT} WHERE e.source = (SELECT id FROM symbols WHERE name = ?)`);
+    return ids.flatMap((id) => from.all(id) as GraphEdge[]);
+  }
+
   async neighbors(ids: string[]): Promise<GraphEdge[]> {
     const out = this.stmt(`${EDGE_SELECT} WHERE e.source = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);
     const inc = this.stmt(`${EDGE_SELECT} WHERE e.target = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);

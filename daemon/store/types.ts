@@ -36,6 +36,8 @@ export interface IndexStore {
   /** Stored vectors by rowid; missing rowids are absent from the answer. */
   vectors(rowids: number[]): Promise<Map<number, Float32Array>>;
   edges(): Promise<GraphEdge[]>;
+  /** Edges from these nodes, of every type (graph.json's rewrite of the files a build changed); backends without it are written whole. */
+  edgesFrom?(ids: string[]): Promise<GraphEdge[]>;
   /** Edges at either end of these nodes, imports left out (file-to-file imports are too broad to expand along). */
   neighbors(ids: string[]): Promise<GraphEdge[]>;
   /** How many edges of these types each node has, at either end: centrality without holding the graph. */

@@ -357,7 +357,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
-      opts.graphFile?.changed(stored.built_at, builtAt, force || reclustered || !graph.resolver ? "all" : changedInGraph(graph, removed));
+      opts.graphFile?.changed(cfg.root, stored.built_at, builtAt, force || reclustered || !graph.resolver ? "all" : changedInGraph(graph, removed));
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
@@ -400,7 +400,7 @@ export async function reclusterIndex(cfg: ResolvedConfig, cache: BuildCache, det
   } finally {
     await store.close();
   }
-  opts.graphFile?.changed(meta.built_at, builtAt, "all");
+  opts.graphFile?.changed(cfg.root, meta.built_at, builtAt, "all");
   Object.assign(cache, { communityOf, communities, carried: 0 });
   const write = graphWrite(cfg, opts, builtAt);
   if (opts.deferGraphFile) opts.deferGraphFile(write);

@@ -1,8 +1,9 @@
 import fs from "node:fs";
+import path from "node:path";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
-import { stateDirs, writeFileAtomic } from "../../shared/paths.js";
+import { ensureOwnDir, stateDirs, writeFileAtomic } from "../../shared/paths.js";
 import { openStore } from "../store/open.js";
 import type { CatalogNode } from "../store/types.js";
 import type { CodeGraph, GraphCommunity, GraphEdge, GraphNode } from "./types.js";
@@ -27,7 +28,10 @@ export interface GraphFileLayout {
   ino: number;
   size: number;
   mtimeMs: number;
+  /** The built_at its head shows. */
   built_at: string;
+  /** The index's built_at its content is of (the head's, unless a build committed while it was written). */
+  at: string;
   /** Every indexed file's ranges, in graph order. */
   files: Map<string, FileRanges>;
 }
@@ -142,7 +146,8 @@ export async function writeGraphFile(cfg: ResolvedConfig, meta: { built_at: stri
     }
     writeFileAtomic(file, chunks());
     const st = fs.statSync(file);
-    const layout = orphans.length ? undefined : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, built_at: meta.built_at, files: ranges };
+    const layout = orphans.length ? undefined : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, built_at: meta.built_at, at: got.at, files: ranges };
+    if (file === stateDirs(cfg.root).graphFile) saveLayout(cfg.root, layout);
     return { at: got.at, layout, copied: kept.size };
   } finally {
     if (old) fs.closeSync(old.fd);
@@ -186,8 +191,20 @@ export class GraphFileState {
   private epoch = 0;
   private writing = false;
 
-  /** A build took the index from built_at `from` to `to`, changing these files' nodes or edges (or all of them). */
-  changed(from: string | undefined, to: string, files: Iterable<string> | "all"): void {
+  /**
+   * A build took the index from built_at `from` to `to`, changing these files' nodes or edges (or
+   * all of them). A builder that has written nothing yet (a daemon just started) takes up the saved
+   * layout of the last write, if that file showed the index this build started from.
+   */
+  changed(root: string, from: string | undefined, to: string, files: Iterable<string> | "all"): void {
+    if (files !== "all" && !this.layout && !this.writing) {
+      const saved = loadLayout(root);
+      if (saved && saved.at === from && saved.built_at === from) {
+        this.layout = saved;
+        this.dirty = new Set();
+        this.at = from;
+      }
+    }
     if (files === "all" || from !== this.at || (!this.layout && !this.writing)) this.reset();
     else for (const f of files) this.dirty.add(f);
     this.at = to;
@@ -216,6 +233,41 @@ export class GraphFileState {
     } finally {
       this.writing = false;
     }
+  }
+}
+
+/** Where the layout of graph.json's last write is kept (the daemon's own state, not an output). */
+const layoutFile = (root: string) => path.join(stateDirs(root).stateDir, "graph-layout.json");
+
+/** Keeps the layout beside the daemon's state, or removes a stale one when the file has none. */
+function saveLayout(root: string, layout: GraphFileLayout | undefined): void {
+  try {
+    if (!layout) return fs.rmSync(layoutFile(root), { force: true });
+    const files = [...layout.files].map(([f, r]) => [f, ...r.nodes, ...(r.edges ?? [])]);
+    ensureOwnDir(stateDirs(root).stateDir);
+    writeFileAtomic(layoutFile(root), JSON.stringify({ ...layout, files }));
+  } catch (err) {
+    // Only a later daemon's first write is whole without it.
+    log.debug("graph.json's layout not kept", { error: (err as Error).message });
+  }
+}
+
+/** The saved layout, if it is whole and consistent (ranges in order, within the file); anything else is no layout. */
+function loadLayout(root: string): GraphFileLayout | undefined {
+  try {
+    const raw = JSON.parse(fs.readFileSync(layoutFile(root), "utf8"));
+    const nums = (xs: unknown[]) => xs.every((x) => Number.isSafeInteger(x) && (x as number) >= 0);
+    if (!nums([raw.ino, raw.size]) || typeof raw.mtimeMs !== "number" || typeof raw.built_at !== "string" || typeof raw.at !== "string" || !Array.isArray(raw.files)) return undefined;
+    const files = new Map<string, FileRanges>();
+    for (const e of raw.files) {
+      if (!Array.isArray(e) || typeof e[0] !== "string" || (e.length !== 3 && e.length !== 5) || !nums(e.slice(1))) return undefined;
+      const r: number[] = e.slice(1);
+      if (r.some((x, i) => (i % 2 === 1 && x <= r[i - 1]) || x > raw.size)) return undefined;
+      files.set(e[0], { nodes: [r[0], r[1]], ...(r.length === 4 ? { edges: [r[2], r[3]] as [number, number] } : {}) });
+    }
+    return { ino: raw.ino, size: raw.size, mtimeMs: raw.mtimeMs, built_at: raw.built_at, at: raw.at, files };
+  } catch {
+    return undefined;
   }
 }
 

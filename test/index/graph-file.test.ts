@@ -88,6 +88,56 @@ describe("graph.json rewritten from the files a build changed", () => {
     expect(JSON.stringify(JSON.parse(raw))).toBe(raw);
   });
 
+  it("copies from the last write of a builder before it (a restarted daemon); a damaged saved layout is no layout", async () => {
+    const p = makeProject(goTree());
+    const cfg = resolveConfig(p.root);
+    const graphFile = path.join(p.root, "codegraph-out/graph.json");
+    const writes: { patched: boolean; copied: number }[] = [];
+    const writer = async (c: typeof cfg, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch) => {
+      const w = await writeGraphFile(c, meta, patch);
+      writes.push({ patched: !!patch, copied: w.copied });
+      return w;
+    };
+    const builder = () => {
+      const b = new LocalBuilder(1, () => createEmbedder(cfg), writer);
+      cleanups.push(() => b.close());
+      return b;
+    };
+    cleanups.push(p.cleanup);
+    let n = 0;
+    const save = (rel: string) => {
+      n++;
+      p.write(rel, `${fs.readFileSync(path.join(p.root, rel), "utf8")}\nfunc Saved${n}() {}\n`);
+      const t = new Date(Date.now() + 5000 * n);
+      fs.utimesSync(path.join(p.root, rel), t, t);
+    };
+    const first = builder();
+    await first.build(cfg, {});
+    await first.close();
+
+    const second = builder();
+    save("strings/strings.go");
+    await second.build(cfg, {});
+    expect(writes.at(-1)!.patched).toBe(true);
+    expect(writes.at(-1)!.copied).toBeGreaterThan(10);
+    const whole = path.join(p.root, "whole.json");
+    await writeGraphFile(cfg, { built_at: graphFileBuiltAt(graphFile)!, index_version: JSON.parse(fs.readFileSync(graphFile, "utf8")).index_version }, undefined, whole);
+    expect(fs.readFileSync(graphFile).equals(fs.readFileSync(whole))).toBe(true);
+    await second.close();
+
+    for (const damage of ["{not json", JSON.stringify({ ino: 1, size: 10, mtimeMs: 1, built_at: "x", at: "x", files: [["a.go", 5, 900]] })]) {
+      fs.writeFileSync(path.join(p.root, ".codemem/graph-layout.json"), damage);
+      const next = builder();
+      save("sort/sort.go");
+      await next.build(cfg, {});
+      await next.close();
+      expect(writes.at(-1)).toEqual({ patched: false, copied: 0 });
+      expect(fs.readFileSync(graphFile, "utf8")).toContain(`"name":"Saved${n}"`);
+      // Written again, whole and readable.
+      expect(JSON.parse(fs.readFileSync(path.join(p.root, ".codemem/graph-layout.json"), "utf8")).files.length).toBeGreaterThan(10);
+    }
+  });
+
   it("is written whole when the file changed since its last write or the index moved without this builder", async () => {
     const p = makeProject(goTree());
     const cfg = resolveConfig(p.root);

@@ -52,6 +52,14 @@ const CLUSTER_APART_NODES = 2000;
 /** Carried placements beyond this share of the nodes make a re-clustering due (BuildResult.recluster_due). */
 const RECLUSTER_AFTER_SHARE = 0.05;
 
+/**
+ * A build that parsed this many files (a first or forced build, a branch switch: not a save) closes
+ * its parse workers before it resolves and writes. Having parsed the stdlib's 514 files they held
+ * 170-200 MB through the write (peak RSS 680 -> 515 MB, build time unchanged); the next build starts
+ * new ones, as it does after the pool's idle close.
+ */
+const RELEASE_WORKERS_AFTER_FILES = 100;
+
 export interface BuildOptions {
   force?: boolean;
   /** Write graph.json later (coalesced) instead of before returning: for watch-triggered builds. */
@@ -247,6 +255,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     try {
       ({ fresh, prepared } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined));
       checkpoint();
+      // Workers that parsed a large tree hold what it took (their heaps, grammars' memory) through the write: released now, started again when next needed.
+      if (fresh.size >= RELEASE_WORKERS_AFTER_FILES) await pool.close();
       lap("parse");
       progress({ phase: "resolve", done: 0, total: scan.current.size });
       const warm = force ? undefined : opts.cache?.value;

@@ -115,6 +115,11 @@ export class ParsePool {
     return { extracts, failed, prepared };
   }
 
+  /** Workers running now (started by the first job, gone after `close` or an idle spell). */
+  get live(): number {
+    return this.workers.length;
+  }
+
   /** Workers hold a V8 heap and grammars each: release them when no build has needed them for a while. */
   idle(afterMs = 10_000): void {
     clearTimeout(this.idleTimer);

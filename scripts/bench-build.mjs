@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
+import { copyStdlibWithoutTests, PY_TESTSUITE_DIRS } from "./corpora.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const dist = (p) => path.join(root, "dist", p);
@@ -25,9 +26,6 @@ const LARGE_C_QUESTIONS = [
   { q: "copy a regular file to its destination", gold: ["src/copy.c::copy_reg"] },
   { q: "how does tail follow files with inotify", gold: ["src/tail.c::tail_forever_inotify"] },
 ];
-
-/** What Debian's libpython3.11-testsuite adds to the stdlib (fetch-corpora.sh): the directories of CPython's own tests. */
-const PY_TESTSUITE_DIRS = ["test", "ctypes/test", "distutils/tests", "idlelib/idle_test", "lib2to3/tests", "tkinter/test", "unittest/test"];
 
 /** The files a build would parse, read as it reads them. */
 async function jobsOf(dir) {
@@ -153,9 +151,7 @@ for (const name of corpora) {
     // The stdlib's targets were set on the stdlib alone (16K nodes), before the corpus took in
     // CPython's test suite (6379949): they are checked on that tree, the suite's directories left out.
     const lib = `${work}-without-tests`;
-    fs.rmSync(lib, { recursive: true, force: true });
-    fs.cpSync(src, lib, { recursive: true });
-    for (const d of PY_TESTSUITE_DIRS) fs.rmSync(path.join(lib, d), { recursive: true, force: true });
+    copyStdlibWithoutTests(src, lib);
     report[name].full_without_tests = fullBuild(lib);
   }
   if (largeC) report[name].answers = child(["--child-answers", work]).out;

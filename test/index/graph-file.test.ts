@@ -29,20 +29,38 @@ function goTree(): Record<string, string> {
   return out;
 }
 
+/** A Go project on disk, and builders whose graph.json writes are recorded: given a layout to patch, and how many files they copied. */
+function goProject() {
+  const p = makeProject(goTree());
+  cleanups.push(p.cleanup);
+  const cfg = resolveConfig(p.root);
+  const graphFile = path.join(p.root, "codegraph-out/graph.json");
+  const writes: { patched: boolean; copied: number }[] = [];
+  const writer = async (c: typeof cfg, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch) => {
+    const w = await writeGraphFile(c, meta, patch);
+    writes.push({ patched: !!patch, copied: w.copied });
+    return w;
+  };
+  const builder = () => {
+    const b = new LocalBuilder(1, () => createEmbedder(cfg), writer);
+    cleanups.push(() => b.close());
+    return b;
+  };
+  /** Whether graph.json is byte for byte what a whole write of the index gives. */
+  const equalsWhole = async () => {
+    const whole = path.join(p.root, "whole.json");
+    await writeGraphFile(cfg, { built_at: graphFileBuiltAt(graphFile)!, index_version: JSON.parse(fs.readFileSync(graphFile, "utf8")).index_version }, undefined, whole);
+    const same = fs.readFileSync(graphFile).equals(fs.readFileSync(whole));
+    fs.rmSync(whole);
+    return same;
+  };
+  return { p, cfg, graphFile, writes, builder, equalsWhole };
+}
+
 describe("graph.json rewritten from the files a build changed", () => {
   it("is byte for byte the file a whole write gives, after random edits, adds, renames and deletes", async () => {
-    const p = makeProject(goTree());
-    const cfg = resolveConfig(p.root);
-    const graphFile = path.join(p.root, "codegraph-out/graph.json");
-    // The builder's writes, with what each was given and what it copied.
-    const writes: { patched: boolean; copied: number }[] = [];
-    const writer = async (c: typeof cfg, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch) => {
-      const w = await writeGraphFile(c, meta, patch);
-      writes.push({ patched: !!patch, copied: w.copied });
-      return w;
-    };
-    const builder = new LocalBuilder(1, () => createEmbedder(cfg), writer);
-    cleanups.push(p.cleanup, () => builder.close());
+    const { p, cfg, graphFile, writes, builder: newBuilder, equalsWhole } = goProject();
+    const builder = newBuilder();
     await builder.build(cfg, {});
 
     const rnd = seededRandom(11);
@@ -74,11 +92,7 @@ describe("graph.json rewritten from the files a build changed", () => {
       for (const g of goFiles()) if (fs.statSync(path.join(p.root, g)).mtimeMs > stamp - 60_000 * 60) fs.utimesSync(path.join(p.root, g), new Date(stamp), new Date(stamp));
       await builder.build(cfg, {});
 
-      const builtAt = graphFileBuiltAt(graphFile)!;
-      const whole = path.join(p.root, "whole.json");
-      await writeGraphFile(cfg, { built_at: builtAt, index_version: JSON.parse(fs.readFileSync(graphFile, "utf8")).index_version }, undefined, whole);
-      expect(fs.readFileSync(graphFile).equals(fs.readFileSync(whole)), `step ${step} (${kind} ${f})`).toBe(true);
-      fs.rmSync(whole);
+      expect(await equalsWhole(), `step ${step} (${kind} ${f})`).toBe(true);
     }
     // The first write had no file to copy from; the later ones copied most files.
     expect(writes[0]).toEqual({ patched: false, copied: 0 });
@@ -89,21 +103,7 @@ describe("graph.json rewritten from the files a build changed", () => {
   });
 
   it("copies from the last write of a builder before it (a restarted daemon); a damaged saved layout is no layout", async () => {
-    const p = makeProject(goTree());
-    const cfg = resolveConfig(p.root);
-    const graphFile = path.join(p.root, "codegraph-out/graph.json");
-    const writes: { patched: boolean; copied: number }[] = [];
-    const writer = async (c: typeof cfg, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch) => {
-      const w = await writeGraphFile(c, meta, patch);
-      writes.push({ patched: !!patch, copied: w.copied });
-      return w;
-    };
-    const builder = () => {
-      const b = new LocalBuilder(1, () => createEmbedder(cfg), writer);
-      cleanups.push(() => b.close());
-      return b;
-    };
-    cleanups.push(p.cleanup);
+    const { p, cfg, graphFile, writes, builder, equalsWhole } = goProject();
     let n = 0;
     const save = (rel: string) => {
       n++;
@@ -120,9 +120,7 @@ describe("graph.json rewritten from the files a build changed", () => {
     await second.build(cfg, {});
     expect(writes.at(-1)!.patched).toBe(true);
     expect(writes.at(-1)!.copied).toBeGreaterThan(10);
-    const whole = path.join(p.root, "whole.json");
-    await writeGraphFile(cfg, { built_at: graphFileBuiltAt(graphFile)!, index_version: JSON.parse(fs.readFileSync(graphFile, "utf8")).index_version }, undefined, whole);
-    expect(fs.readFileSync(graphFile).equals(fs.readFileSync(whole))).toBe(true);
+    expect(await equalsWhole()).toBe(true);
     await second.close();
 
     for (const damage of ["{not json", JSON.stringify({ ino: 1, size: 10, mtimeMs: 1, built_at: "x", at: "x", files: [["a.go", 5, 900]] })]) {
@@ -139,17 +137,8 @@ describe("graph.json rewritten from the files a build changed", () => {
   });
 
   it("is written whole when the file changed since its last write or the index moved without this builder", async () => {
-    const p = makeProject(goTree());
-    const cfg = resolveConfig(p.root);
-    const graphFile = path.join(p.root, "codegraph-out/graph.json");
-    const writes: { patched: boolean; copied: number }[] = [];
-    const writer = async (c: typeof cfg, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch) => {
-      const w = await writeGraphFile(c, meta, patch);
-      writes.push({ patched: !!patch, copied: w.copied });
-      return w;
-    };
-    const builder = new LocalBuilder(1, () => createEmbedder(cfg), writer);
-    cleanups.push(p.cleanup, () => builder.close());
+    const { p, cfg, graphFile, writes, builder: newBuilder } = goProject();
+    const builder = newBuilder();
     await builder.build(cfg, {});
     const save = (rel: string, extra: string) => {
       p.write(rel, fs.readFileSync(path.join(p.root, rel), "utf8") + extra);

@@ -48,8 +48,6 @@ export interface GraphFilePatch {
 }
 
 export interface GraphFileWritten {
-  /** The index's built_at the file shows (its reads' snapshot). */
-  at: string;
   /** Undefined when the file cannot be patched later (an edge from no node). */
   layout?: GraphFileLayout;
   /** Files whose bytes were copied from the previous file. */
@@ -148,7 +146,7 @@ export async function writeGraphFile(cfg: ResolvedConfig, meta: { built_at: stri
     const st = fs.statSync(file);
     const layout = orphans.length ? undefined : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, built_at: meta.built_at, at: got.at, files: ranges };
     if (file === stateDirs(cfg.root).graphFile) saveLayout(cfg.root, layout);
-    return { at: got.at, layout, copied: kept.size };
+    return { layout, copied: kept.size };
   } finally {
     if (old) fs.closeSync(old.fd);
     await store.close();

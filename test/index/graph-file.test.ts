@@ -160,7 +160,7 @@ describe("graph.json rewritten from the files a build changed", () => {
 
     // Another builder changed the index and died before its graph.json write: the file is as this
     // builder left it, only the index tells. This builder's next write is whole.
-    const other = new LocalBuilder(1, () => createEmbedder(cfg), async (_c, meta) => ({ at: meta.built_at, copied: 0 }));
+    const other = new LocalBuilder(1, () => createEmbedder(cfg), async () => ({ copied: 0 }));
     save("bufio/bufio.go", "\nfunc Three() {}\n");
     await other.build(cfg, {});
     await other.close();

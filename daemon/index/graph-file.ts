@@ -278,7 +278,7 @@ function openUnchanged(file: string, layout: GraphFileLayout): { fd: number; lay
   try {
     fd = fs.openSync(file, "r");
     const st = fs.fstatSync(fd);
-    if (st.ino === layout.ino && st.size === layout.size && st.mtimeMs === layout.mtimeMs && graphFileBuiltAt(file) === layout.built_at) return { fd, layout };
+    if (st.ino === layout.ino && st.size === layout.size && st.mtimeMs === layout.mtimeMs && builtAtOf(fd) === layout.built_at) return { fd, layout };
   } catch {
     // missing or unreadable: written whole
   }
@@ -324,17 +324,22 @@ export function graphFileBuiltAt(file: string): string | undefined {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, "r");
-    const head = Buffer.alloc(1024);
-    const n = fs.readSync(fd, head, 0, head.length, 0);
-    const prefix = `{"generator":${JSON.stringify(BUILTIN_GENERATOR)},"built_at":"`;
-    const text = head.subarray(0, n).toString("utf8");
-    const end = text.indexOf('"', prefix.length);
-    return text.startsWith(prefix) && end > prefix.length ? text.slice(prefix.length, end) : undefined;
+    return builtAtOf(fd);
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
+}
+
+/** The `built_at` in the head of an open graph.json of ours. */
+function builtAtOf(fd: number): string | undefined {
+  const head = Buffer.alloc(1024);
+  const n = fs.readSync(fd, head, 0, head.length, 0);
+  const prefix = `{"generator":${JSON.stringify(BUILTIN_GENERATOR)},"built_at":"`;
+  const text = head.subarray(0, n).toString("utf8");
+  const end = text.indexOf('"', prefix.length);
+  return text.startsWith(prefix) && end > prefix.length ? text.slice(prefix.length, end) : undefined;
 }
 
 /** Reads and validates a graph.json (ours or the external generator's); errors name the file and the fault. */

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { CodememError, ERROR_CODES, type ErrorCode } from "../shared/errors.js";
+import { checkOwnState, openOwnAppend } from "../shared/own-files.js";
 import { fileStamp, resolveProjectRoot } from "../shared/paths.js";
 import { ndjsonReader, ndjsonWriter, type MessageWriter } from "./ndjson.js";
 import { checkSocketDir, daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
@@ -158,13 +159,13 @@ export const DAEMON_NODE_FLAGS: string[] = [];
 /** Starts the daemon detached, its stderr appended to `.codemem/daemon.log`; it exits once idle (CODEMEM_IDLE_MINUTES). */
 export function spawnDaemon(root: string): { pid: number | undefined; exited: Promise<number | null> } {
   const files = daemonFiles(root);
-  fs.mkdirSync(files.stateDir, { recursive: true });
+  checkOwnState(root); // a clone that ships links in its state fails here, naming the link
   try {
     if (fs.statSync(files.log).size > LOG_ROTATE_BYTES) fs.renameSync(files.log, `${files.log}.1`);
   } catch {
     // no log yet
   }
-  const logFd = fs.openSync(files.log, "a");
+  const logFd = openOwnAppend(files.log);
   try {
     const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--project", root, "--on-demand"], { detached: true, stdio: ["ignore", "ignore", logFd], cwd: root, env: { ...DAEMON_ENV, ...process.env } });
     const exited = new Promise<number | null>((resolve) => {
@@ -211,6 +212,7 @@ async function connect(root: string, autostart: boolean, onClose: () => void): P
     try {
       void spawnDaemon(root).exited.then((c) => (childExit = c));
     } catch (err) {
+      if (err instanceof CodememError) throw err;
       throw unavailable(root, `cannot start the daemon (${(err as Error).message})`);
     }
   };

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CodememError } from "../shared/errors.js";
+import { checkOwnState, ensureOwnDir } from "../shared/own-files.js";
 import { resolveProjectRoot } from "../shared/paths.js";
 import { DAEMON_ENV, DAEMON_MAIN, DAEMON_NODE_FLAGS } from "./rpc.js";
 import { daemonFiles, projectHash } from "./socket-path.js";
@@ -116,7 +117,8 @@ export function installService(root: string, opts: ServiceOptions = {}): Service
   const home = opts.home ?? os.homedir();
   const { name, file } = serviceLocation(realRoot, manager, home);
   const text = manager === "systemd" ? renderSystemdUnit(realRoot) : renderLaunchdPlist(realRoot, name);
-  fs.mkdirSync(daemonFiles(realRoot).stateDir, { recursive: true }); // the log file's directory
+  checkOwnState(realRoot);
+  ensureOwnDir(daemonFiles(realRoot).stateDir); // the log file's directory
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
   const result: ServiceResult = { manager, name, file, file_changed: true, activated: false, commands: [] };

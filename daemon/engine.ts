@@ -512,7 +512,7 @@ export class ProjectEngine {
     }
     this.docs ??= DocsIndex.open(this.root, await this.embedder());
     await this.docs.update({ ...this.cfg, build: { ...this.cfg.build, excludeSecrets: redact } });
-    fs.writeFileSync(policyFile, String(redact));
+    writeFileAtomic(policyFile, String(redact));
     const r = await this.docs.search(a.question, a.limit, a.budget);
     return { ...r, tokenizer: TOKENIZER, documents_indexed: this.docs.documentsIndexed(), skipped: this.docs.skipped() };
   }

@@ -12,7 +12,8 @@ import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../clien
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
-import { ensureOwnDir, fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
+import { fileStamp, hasIndex, resolveProjectRoot } from "../shared/paths.js";
+import { checkOwnState, ensureOwnDir } from "../shared/own-files.js";
 import type { ProjectEngine } from "./engine.js";
 import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
@@ -128,7 +129,14 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const files = daemonFiles(root);
-  ensureOwnDir(files.stateDir);
+  try {
+    checkOwnState(root); // a daemon started by the login service meets a cloned link here
+    ensureOwnDir(files.stateDir);
+  } catch (err) {
+    const e = asCodememError(err);
+    log.error("cannot start daemon", { code: e.code, error: e.message });
+    process.exit(2);
+  }
 
   const lock = acquireLock(files.lock);
   if (!lock.ok) {

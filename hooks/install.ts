@@ -80,8 +80,9 @@ function readSettings(file: string): Settings {
   return s;
 }
 
-function writeSettings(file: string, s: Settings): void {
-  writeFileAtomic(file, `${JSON.stringify(s, null, 2)}\n`);
+/** The project's settings file, through a link only while it stays in the project (a clone can ship one to ~/.bashrc). */
+function writeSettings(root: string, file: string, s: Settings): void {
+  writeFileAtomic(file, `${JSON.stringify(s, null, 2)}\n`, { within: root });
 }
 
 function groupsOf(s: Settings, event: string): MatcherGroup[] {
@@ -122,7 +123,7 @@ export function installHooks(root: string, opts: { home?: string } = {}): HooksC
   }
   change.changed = JSON.stringify(s) !== JSON.stringify(before);
   if (change.changed) {
-    writeSettings(file, s);
+    writeSettings(root, file, s);
     change.file = existed ? "updated" : "created";
   }
   return change;
@@ -163,7 +164,7 @@ export function uninstallHooks(root: string): HooksChange {
     fs.rmSync(file);
     change.file = "deleted";
   } else {
-    writeSettings(file, s);
+    writeSettings(root, file, s);
     change.file = "updated";
   }
   return change;

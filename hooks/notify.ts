@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ensureOwnDir } from "../shared/own-files.js";
 
 export type HookEventName = "post_tool_use" | "session_start" | "git_commit";
 
@@ -106,9 +107,9 @@ const SELF = fileURLToPath(import.meta.url);
  */
 export function notifyDetached(job: NotifyJob): void {
   const dir = path.join(job.root, ".codemem", "hooks", "jobs");
-  fs.mkdirSync(dir, { recursive: true });
+  ensureOwnDir(dir);
   const file = path.join(dir, `${Date.now()}-${process.pid}.json`);
-  fs.writeFileSync(file, JSON.stringify(job));
+  fs.writeFileSync(file, JSON.stringify(job), { flag: "wx" }); // O_EXCL: never through a link
   const child = spawn(process.execPath, [SELF, file], { detached: true, stdio: "ignore" });
   child.on("error", () => undefined);
   child.unref();

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
-import { ensureOwnDir, stateDirs, userDir, writeFileAtomic } from "./paths.js";
+import { stateDirs, userDir, writeFileAtomic } from "./paths.js";
+import { ensureOwnDir } from "./own-files.js";
 import { isTrusted, revokeTrust, trustContent } from "./trust.js";
 
 /**
@@ -205,9 +206,10 @@ export function redactDbUrl(url: string): string {
 }
 
 function untrusted(root: string, file: string, settings: string[], fix: string): Refusal {
+  const how = file === stateDirs(root).storeChoice ? "no build of yours wrote it (it came with the project)" : `you have not trusted this version of the file. Review it, then run \`codemem trust ${root}\``;
   return {
     code: "CONFIG_UNTRUSTED",
-    message: `${file} sets ${settings.join(" and ")}, which decide${settings.length > 1 ? "" : "s"} where your credentials are sent, and you have not trusted this version of the file. Review it, then run \`codemem trust ${root}\`; or ${fix}.`,
+    message: `${file} sets ${settings.join(" and ")}, which decide${settings.length > 1 ? "" : "s"} where your credentials are sent, and ${how}; or ${fix}.`,
   };
 }
 
@@ -589,36 +591,28 @@ export interface TrustedFile {
 }
 
 /**
- * `codemem trust`: records the current content of the project's codemem.toml (and of a
- * .codemem/store.json naming a database) as the user's own, so their sensitive settings apply;
- * any later edit needs trust again. `revoke` forgets it.
+ * `codemem trust`: records the current content of the project's codemem.toml as the user's own, so
+ * its sensitive settings apply; any later edit needs trust again. A `.codemem/store.json` is never
+ * trusted this way: it is codemem's own record, trusted only as a build of this user's wrote it (a
+ * shipped one is someone else's writing, whatever the harmless codemem.toml beside it says).
+ * `revoke` forgets both.
  */
 export function trustProject(root: string, opts: { revoke?: boolean } = {}, env: Env = process.env): TrustedFile[] {
   const dirs = stateDirs(root);
-  const out: TrustedFile[] = [];
   const { doc, text } = readToml(dirs.configFile); // invalid TOML fails here, before it is trusted
-  const choiceText = fs.existsSync(dirs.storeChoice) ? fs.readFileSync(dirs.storeChoice, "utf8") : undefined;
-  const choice = readStoreChoice(root, env);
-  const files: [string, string, Record<string, string>][] = [];
-  if (text !== undefined) {
-    const settings: Record<string, string> = {};
-    for (const [sec, keys] of Object.entries(SENSITIVE)) {
-      const t = section(doc, sec, dirs.configFile);
-      for (const k of keys) {
-        const v = str(t, k, dirs.configFile, sec);
-        if (v !== undefined) settings[`[${sec}] ${k}`] = k.endsWith("url") ? redactUrlText(v) : v;
-      }
-    }
-    files.push([dirs.configFile, text, settings]);
-  }
-  if (choiceText !== undefined && choice?.db_url) files.push([dirs.storeChoice, choiceText, { db_url: redactDbUrl(choice.db_url) }]);
-  if (files.length === 0) {
+  if (opts.revoke && fs.existsSync(dirs.storeChoice)) revokeTrust(dirs.storeChoice, env);
+  if (text === undefined) {
     throw new CodememError("PATH_NOT_FOUND", `${dirs.configFile} does not exist: there is nothing to trust in ${root}.`, { value: dirs.configFile });
   }
-  for (const [file, content, settings] of files) {
-    if (opts.revoke) revokeTrust(file, env);
-    else trustContent(file, content, env);
-    out.push({ file, sha256: createHash("sha256").update(content).digest("hex"), settings });
+  const settings: Record<string, string> = {};
+  for (const [sec, keys] of Object.entries(SENSITIVE)) {
+    const t = section(doc, sec, dirs.configFile);
+    for (const k of keys) {
+      const v = str(t, k, dirs.configFile, sec);
+      if (v !== undefined) settings[`[${sec}] ${k}`] = k.endsWith("url") ? redactUrlText(v) : v;
+    }
   }
-  return out;
+  if (opts.revoke) revokeTrust(dirs.configFile, env);
+  else trustContent(dirs.configFile, text, env);
+  return [{ file: dirs.configFile, sha256: createHash("sha256").update(text).digest("hex"), settings }];
 }

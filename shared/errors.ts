@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   "INSECURE_TRANSPORT",
   /** The per-user runtime directory for daemon sockets is not private to this user. */
   "RUNTIME_DIR_UNSAFE",
+  /** A path codemem would write through is a link, or a directory that is not this user's own (a repository can ship them). */
+  "PATH_UNSAFE",
   "INDEX_MISSING",
   "INDEX_CORRUPT",
   "INDEX_EMBEDDER_MISMATCH",
@@ -109,6 +111,7 @@ export function exitCodeFor(code: ErrorCode): number {
       return 3;
     case "DAEMON_UNAVAILABLE":
     case "RUNTIME_DIR_UNSAFE":
+    case "PATH_UNSAFE":
     case "DISK_FULL":
     case "BACKEND_UNREACHABLE":
     case "BACKEND_AUTH_FAILED":

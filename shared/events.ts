@@ -10,7 +10,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { resolveProcessSettings } from "./config.js";
-import { ensureOwnDir, stateDirs } from "./paths.js";
+import { stateDirs } from "./paths.js";
+import { ensureOwnDir, openOwnAppend } from "./own-files.js";
 
 export type EventSource = "daemon" | "cli" | "mcp" | "hook" | "watch" | "serve";
 export type EventKind = "tool_call" | "watch_batch" | "hook" | "build" | "decay" | "reinforce" | "export" | (string & {});
@@ -143,14 +144,8 @@ export function appendEvent(root: string, input: EventInput, opts: AppendOptions
 
 function writeLine(file: string, line: string, opts: AppendOptions): void {
   const buf = Buffer.from(line);
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "a");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    ensureOwnDir(path.dirname(file)); // a hook may write the first line of a project's .codemem/
-    fd = fs.openSync(file, "a");
-  }
+  // A hook may write the first line of a project's .codemem/; a linked events.jsonl is never appended to.
+  const fd = openOwnAppend(file);
   let size: number;
   try {
     // One write(2) of the whole line: the atomicity the format depends on.

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CodememError } from "./errors.js";
+import { checkOwnTarget, ensureOwnDir, ownTop } from "./own-files.js";
 
 /** Canonical project root: absolute input required, resolved to its real path. */
 export function resolveProjectRoot(input: string | undefined): string {
@@ -127,16 +128,29 @@ export function enclosingProject(dir: string): string | undefined {
   return undefined;
 }
 
-/** Writes a file so readers see either the old or the new content, never a partial one. */
-export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<Uint8Array>): void {
-  // A symlinked file (dotfiles kept in a repository) is written at its target and stays a link.
+/**
+ * Writes a file so readers see either the old or the new content, never a partial one. In codemem's
+ * own state (`.codemem/`, `codegraph-out/`) a link is never followed: the write is refused
+ * (PATH_UNSAFE). Elsewhere a symlinked file (dotfiles kept in a repository) is written at its target
+ * and stays a link; with `within`, only when that target lies inside the directory `within` (a
+ * project's own host config must not lead out of the project).
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<Uint8Array>, opts: { within?: string } = {}): void {
   let target = file;
-  try {
-    target = fs.realpathSync(file);
-  } catch {
-    // a new file, or a dangling link: written where named
+  if (ownTop(path.dirname(file)) !== undefined) {
+    ensureOwnDir(path.dirname(file));
+    checkOwnTarget(file);
+  } else {
+    try {
+      target = fs.realpathSync(file);
+    } catch {
+      // a new file, or a dangling link: written where named
+    }
+    if (opts.within !== undefined && target !== file && leadsOutside(path.relative(opts.within, target))) {
+      throw new CodememError("PATH_UNSAFE", `${file} is a symbolic link leading out of ${opts.within} (to ${target}); codemem does not write outside the project through a link it ships. Replace the link with a file of the project's own.`, { path: file });
+    }
+    fs.mkdirSync(path.dirname(target), { recursive: true });
   }
-  fs.mkdirSync(path.dirname(target), { recursive: true });
   // An existing file keeps its mode and owner (a 0600 ~/.claude.json must not become 0644); the
   // temporary file is private until then.
   const before = statOrUndefined(target);
@@ -207,28 +221,6 @@ export function fileStamps(text: string | undefined): Record<string, string> {
     return v && typeof v === "object" && !Array.isArray(v) ? v : {};
   } catch {
     return {};
-  }
-}
-
-/**
- * Creates a directory codemem owns inside a project (`.codemem/`, `codegraph-out/`) with a
- * `.gitignore` of `*` in it, so that none of it is committed by accident, and no edit of the
- * project's own .gitignore is needed. Best effort for the .gitignore: a read-only or full disk
- * fails the real write that follows, not this. The project must exist (ENOENT otherwise).
- */
-export function ensureOwnDir(dir: string): void {
-  // The directory alone, never its project: a project deleted under a running daemon (rm -rf while
-  // a watch batch builds) must not come back as a folder holding only codemem's state.
-  try {
-    fs.mkdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  }
-  const ignore = path.join(dir, ".gitignore");
-  try {
-    fs.writeFileSync(ignore, "# Made by codemem: derived state, not for version control.\n*\n", { flag: "wx" });
-  } catch {
-    // already there (the user's, perhaps), or not writable
   }
 }
 

@@ -7,6 +7,7 @@ import * as sqliteVec from "sqlite-vec";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
+import { prepareFile, SQLITE_SIDECARS } from "../../shared/own-files.js";
 import { leadsOutside, stateDirs } from "../../shared/paths.js";
 import { countTokens } from "../../shared/tokens.js";
 import type { Embedder } from "../index/embed/embedder.js";
@@ -124,7 +125,7 @@ export class DocsIndex {
   /** Opens (creating if needed) `codegraph-out/codemem_db/docs.db`. A damaged file is rebuilt: it holds only derived data. */
   static open(root: string, embedder: Embedder): DocsIndex {
     const file = DocsIndex.fileFor(root);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    prepareFile(file, SQLITE_SIDECARS);
     try {
       return new DocsIndex(root, file, openDb(file, embedder.dim), embedder);
     } catch (err) {

@@ -222,8 +222,8 @@ function writeGraph(write: () => Promise<void>): Promise<void> {
 
 /** graph.json written by a thread of its own (graph-thread.ts), which exits when done. */
 export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch): Promise<GraphFileWritten> {
-  return threadReply<{ ok: boolean; error?: string; written?: GraphFileWritten }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta, patch }, "graph.json thread").then((m) => {
-    if (!m.ok) throw new Error(m.error);
+  return threadReply<{ ok: boolean; error?: ReturnType<CodememError["toJSON"]>; written?: GraphFileWritten }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta, patch }, "graph.json thread").then((m) => {
+    if (m.error) throw new CodememError(m.error.code, m.error.message, m.error.details); // PATH_UNSAFE, DISK_FULL: the code crosses the thread
     return m.written!;
   });
 }

@@ -5,10 +5,11 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
+import { asCodememError } from "../../shared/errors.js";
 import { writeGraphFile, type GraphFilePatch } from "./graph-file.js";
 
 const { cfg, meta, patch } = workerData as { cfg: ResolvedConfig; meta: { built_at: string; index_version: string }; patch?: GraphFilePatch };
 writeGraphFile(cfg, meta, patch).then(
   (written) => parentPort!.postMessage({ ok: true, written }),
-  (err: Error) => parentPort!.postMessage({ ok: false, error: err.message }),
+  (err: unknown) => parentPort!.postMessage({ ok: false, error: asCodememError(err).toJSON() }),
 );

@@ -27,6 +27,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type * as LanceDb from "@lancedb/lancedb";
 import { CodememError } from "../../shared/errors.js";
+import { ensureOwnTree, ownTop } from "../../shared/own-files.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { acquireLock, corrupt, duBytes, genDir, linkTree, nextGeneration, readPointer, removeGenerations, syncTree, writePointer } from "./lance-generations.js";
 import { fromArrow, inChunks, loadLance, schemaOf, TABLE_NAMES, toArrow, type Lance, type Row, type TableName } from "./lance-tables.js";
@@ -337,7 +338,8 @@ export class LanceStore implements IndexStore {
    */
   private async commit(change: (g: Generation, fresh: boolean) => Promise<void>): Promise<void> {
     if (this.opts.mode !== "build") throw new CodememError("INTERNAL", `The LanceDB index at ${this.dir} was opened for reading; open it with mode "build" to write.`);
-    fs.mkdirSync(this.dir, { recursive: true });
+    if (ownTop(this.dir) !== undefined) ensureOwnTree(this.dir);
+    else fs.mkdirSync(this.dir, { recursive: true });
     const release = acquireLock(this.dir);
     let next: Generation | undefined;
     let nextDir: string | undefined;

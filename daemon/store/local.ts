@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
+import { prepareFile, SQLITE_SIDECARS } from "../../shared/own-files.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
@@ -113,7 +114,7 @@ export class LocalStore implements IndexStore {
     if (!opts.create && !fs.existsSync(file)) {
       throw new CodememError("INDEX_MISSING", `No index at ${file}; run \`codemem build <project>\` first.`, { file });
     }
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    prepareFile(file, SQLITE_SIDECARS);
     let db: Database.Database;
     try {
       db = new Database(file, { readonly: !!opts.readonly, fileMustExist: !opts.create });

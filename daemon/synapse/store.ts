@@ -24,7 +24,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { CodememError } from "../../shared/errors.js";
-import { ensureOwnDir } from "../../shared/paths.js";
+import { prepareFile, SQLITE_SIDECARS } from "../../shared/own-files.js";
 
 export interface SynapseParams {
   /** w ← w + lr·(1 − w), capped at 1. */
@@ -276,7 +276,7 @@ export class SynapseStore {
 
   /** Opens (creating if needed) the store at `file`; `params` overrides defaults for this process. */
   static open(file: string, params: Partial<SynapseParams> = {}): SynapseStore {
-    ensureOwnDir(path.dirname(file));
+    prepareFile(file, SQLITE_SIDECARS);
     let db: Database.Database | undefined;
     try {
       db = new Database(file);

@@ -158,3 +158,21 @@ describe("settings that decide where credentials go", () => {
     expect(bad.message).not.toContain("sk-in-url");
   });
 });
+
+describe("codemem trust and a shipped .codemem/store.json", () => {
+  it("trusting a harmless codemem.toml does not trust a store.json that came with the repository", () => {
+    const p = project({ "codemem.toml": '[index]\nexclude_patterns = ["vendor/**"]\n' });
+    const env = { XDG_CONFIG_HOME: path.join(p.root, ".user-config"), CODEMEM_DB_PASSWORD: "pw" };
+    fs.mkdirSync(path.join(p.root, ".codemem"), { recursive: true });
+    fs.writeFileSync(path.join(p.root, ".codemem/store.json"), JSON.stringify({ backend: "postgres", db_url: "postgres://me@127.0.0.1:5432/theirs" }));
+    const trusted = trustProject(p.root, {}, env);
+    expect(trusted.map((t) => path.basename(t.file))).toEqual(["codemem.toml"]);
+    const store = resolveConfig(p.root, {}, env).store;
+    expect(store.refused?.code).toBe("CONFIG_UNTRUSTED");
+    expect(store.dbUrl).toBeUndefined();
+    expect(store.password).toBeUndefined();
+    // The user's own URL is used, and the build's record of it is then trusted as theirs.
+    recordStoreChoice(p.root, { backend: "postgres", dbUrl: "postgres://me@127.0.0.1:5432/mine", schema: "codemem_x", poolSize: 4 }, env);
+    expect(resolveConfig(p.root, {}, env).store).toMatchObject({ dbUrl: "postgres://me@127.0.0.1:5432/mine", password: "pw" });
+  });
+});

@@ -197,7 +197,7 @@ export function createServer(served?: Served): McpServer {
     );
   }
   // The SDK's own list renders verbose JSON Schema; serve the same shapes compacted (same validation).
-  const tools = toolList(TOOLS as readonly Operation[], { projectDefault: !!served, textAnswers: new Set(Object.keys(TEXT_ANSWERS)) });
+  const tools = toolList(TOOLS as readonly Operation[], { projectDefault: !!served });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   return server;
 }

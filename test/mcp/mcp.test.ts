@@ -30,7 +30,7 @@ afterAll(async () => {
 const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { project_path: p.root, ...args } });
 
 describe("codemem-mcp over stdio with the SDK client", () => {
-  it("lists the thirteen tools with schemas and annotations, under 2,000 tokens", async () => {
+  it("lists the thirteen tools with every parameter's description, values, bounds and default, in at most 2,000 o200k tokens", async () => {
     const list = await client.listTools();
     expect(list.tools.map((t) => t.name).sort()).toEqual(
       [
@@ -43,10 +43,19 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     expect(q.annotations?.readOnlyHint).toBe(true);
     // Started for a project: project_path may be omitted. A query answers with its text alone.
     expect(q.inputSchema.required).toEqual(["question"]);
-    expect(q.outputSchema).toBeUndefined();
-    expect(list.tools.find((t) => t.name === "codemem_search")!.outputSchema?.properties).toHaveProperty("results");
     expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
-    expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
+    // What the model needs to call right: each parameter's meaning, values, bounds and default
+    // (old list: `group_by: string`, `limit: integer`, no description anywhere)...
+    const params = (name: string) => list.tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, Record<string, unknown>>;
+    expect(params("codemem_search").group_by).toMatchObject({ type: "string", enum: ["node", "file"], default: "node" });
+    expect(params("codemem_search").limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 10 });
+    expect(params("codemem_query").budget).toMatchObject({ minimum: 200, maximum: 20000 });
+    expect(params("codemem_synaptic_neighbors").node_ids).toMatchObject({ type: "array", items: { type: "string" } });
+    for (const t of list.tools) for (const [k, v] of Object.entries(t.inputSchema.properties!)) expect([t.name, k, typeof (v as { description?: string }).description]).toEqual([t.name, k, "string"]);
+    // ...and no output schemas, which hosts do not show the model; zod's "no bound" (±2^53) is no bound.
+    expect(list.tools.filter((t) => t.outputSchema)).toEqual([]);
+    expect(JSON.stringify(list)).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    expect(countTokens(JSON.stringify(list))).toBeLessThanOrEqual(2000);
   });
 
   it("refuses a database URL chosen by the assistant: nothing connects there", async () => {

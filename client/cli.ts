@@ -35,6 +35,13 @@ function rootOf(dir: string | undefined, opts: { literal?: boolean } = {}): stri
   return opts.literal && dir !== undefined ? given : (enclosingProject(given) ?? given);
 }
 
+/** What uninstall-mcp did to each host file, said as it happened. */
+const UNINSTALLED = {
+  removed: (file: string) => `removed codemem's entry from ${file}`,
+  deleted: (file: string) => `deleted ${file} (it held only codemem's entry)`,
+  absent: (file: string) => `no codemem entry in ${file}`,
+};
+
 /** The one place CLI output and failures are rendered; exit codes follow the error family. */
 async function run(root: string, op: string, input: Record<string, unknown>, json: boolean, human: (r: any) => string, beforePrint?: () => void): Promise<void> {
   const result = await callTool(root, op, { project_path: root, ...input }, "cli").finally(beforePrint);
@@ -319,7 +326,7 @@ export function program(): Command {
     .addOption(hostOption("project,vscode,cursor,claude-user")).addOption(json)
     .action((dir, o) => {
       const r = uninstallMcp(rootOf(dir), checkHosts(String(o.host).split(",").map((h) => h.trim())));
-      o.json ? printJson(r) : r.forEach((x) => console.log(`${x.action.padEnd(9)} ${x.file}`));
+      o.json ? printJson(r) : r.forEach((x) => console.log(UNINSTALLED[x.action as keyof typeof UNINSTALLED](x.file)));
     });
 
   p.command("install-hooks").description("Install the assistant hooks (Claude Code .claude/settings.json)").argument("[path]", PATH_HELP).addOption(json)

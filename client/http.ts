@@ -10,7 +10,7 @@ import { resolveConfig } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
-import { resolveProjectRoot } from "../shared/paths.js";
+import { isWithin, resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, canonicalJson, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
 import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Directory, type Identity } from "./rbac.js";
@@ -234,7 +234,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (given !== undefined) {
         let same = false;
         try {
-          same = typeof given === "string" && resolveProjectRoot(given) === project;
+          // A directory inside the project is the project (as the stdio server answers).
+          same = typeof given === "string" && isWithin(project, resolveProjectRoot(given));
         } catch {
           same = false;
         }

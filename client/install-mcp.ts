@@ -15,7 +15,8 @@ export const HOSTS: readonly Host[] = ["project", "vscode", "cursor", "claude-us
 export interface McpInstallResult {
   host: Host;
   file: string;
-  action: "added" | "updated" | "unchanged" | "removed" | "absent";
+  /** removed: our entry left the file, which stays; deleted: the file held only ours and is gone. */
+  action: "added" | "updated" | "unchanged" | "removed" | "deleted" | "absent";
   /** The entry names this machine's node and codemem paths in a file meant to be committed. */
   machine_paths?: boolean;
 }
@@ -108,7 +109,11 @@ export function installMcp(root: string, hosts: Host[], opts: { home?: string; e
   });
 }
 
-/** Removes our server entry from each host file; a file left holding nothing (it was ours alone) is deleted. */
+/**
+ * Removes our server entry from each host file, then the holders install left empty: Claude's
+ * `projects[<root>]` when it held nothing but our `mcpServers` (Claude Code's own entries carry
+ * more keys and stay), a host file's bare servers key. A file left holding nothing is deleted.
+ */
 export function uninstallMcp(root: string, hosts: Host[], opts: { home?: string } = {}): McpInstallResult[] {
   const home = opts.home ?? os.homedir();
   return hosts.map((host) => {
@@ -117,14 +122,26 @@ export function uninstallMcp(root: string, hosts: Host[], opts: { home?: string 
     const servers = serversOf(host, doc, root, t.file, t.key, false);
     if (!servers || !(SERVER_NAME in servers)) return { host, file: t.file, action: "absent" };
     delete servers[SERVER_NAME];
-    if (host === "claude-user") {
-      // The user's own file: only our entry goes.
+    pruneEmptied(host, doc, root, t.key);
+    if (Object.keys(doc).length > 0) {
       writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
-    } else if (Object.keys(servers).length === 0 && Object.keys(doc).length === 1) {
-      fs.rmSync(t.file);
-      const dir = path.dirname(t.file);
-      if (dir !== root && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
-    } else writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
-    return { host, file: t.file, action: "removed" };
+      return { host, file: t.file, action: "removed" };
+    }
+    fs.rmSync(t.file);
+    const dir = path.dirname(t.file);
+    if (dir !== root && dir !== home && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+    return { host, file: t.file, action: "deleted" };
   });
+}
+
+const isEmptyObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+
+/** Deletes the holders of our entry that install created and that hold nothing now. */
+function pruneEmptied(host: Host, doc: Record<string, any>, root: string, key: string): void {
+  const holder: Record<string, any> = host === "claude-user" ? doc.projects[root] : doc;
+  if (Object.keys(holder).length === 1 && isEmptyObject(holder[key])) delete holder[key];
+  if (host === "claude-user" && isEmptyObject(holder)) {
+    delete doc.projects[root];
+    if (isEmptyObject(doc.projects)) delete doc.projects;
+  }
 }

@@ -10,7 +10,7 @@ import { redactDbUrl, resolveConfig, resolveProcessSettings } from "../shared/co
 import { asCodememError, CodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
-import { resolveProjectRoot } from "../shared/paths.js";
+import { checkExpanded, enclosingProject, isWithin, resolveProjectRoot } from "../shared/paths.js";
 import { callTool } from "./call.js";
 import { toolList } from "./tool-list.js";
 import { callDaemon } from "./rpc.js";
@@ -25,7 +25,10 @@ import type { HttpServerOptions } from "./http.js";
 export const TEXT_ANSWERS: Record<string, string> = { query: "context", wakeup: "context", recursive_query: "context", skeleton: "outline" };
 
 export interface ShimOptions {
+  /** The project served: the directory given, or the nearest one above it holding an index. */
   project?: string;
+  /** --allow-any-project: calls may name directories outside the served project. */
+  anyProject?: boolean;
   backend?: string;
   dbUrl?: string;
   /** HTTP server mode (section 4.3): set only with --port. */
@@ -52,6 +55,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
         "project-path": { type: "string" },
         backend: { type: "string" },
         "db-url": { type: "string" },
+        "allow-any-project": { type: "boolean" },
         "rbac-enabled": { type: "boolean" },
         "rate-limit-per-minute": { type: "string" },
         port: { type: "string" },
@@ -69,6 +73,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
   }
   const { values, positionals } = parsed;
   const project = (values["project-path"] as string | undefined) ?? positionals[0] ?? resolveProcessSettings().project;
+  if (project !== undefined) checkExpanded(project, "the project path (argument, --project-path, CODEMEM_PROJECT or CLAUDE_PROJECT_DIR)");
   if (project !== undefined && !path.isAbsolute(project)) {
     throw new CodememError("PATH_RELATIVE", `project path "${project}" is relative; hosts must pass an absolute path (e.g. "${path.resolve(project)}").`);
   }
@@ -92,6 +97,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       directoryFile: directoryFile ? path.resolve(directoryFile) : undefined,
     };
     if (!project) throw new CodememError("INVALID_ARGUMENT", "the HTTP server serves one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");
+    if (values["allow-any-project"]) throw new CodememError("INVALID_ARGUMENT", "--allow-any-project applies to the stdio server; the HTTP server serves its one project only.");
   } else {
     for (const flag of HTTP_ONLY_FLAGS) {
       if (values[flag] !== undefined) {
@@ -99,7 +105,10 @@ export function parseShimArgs(argv: string[]): ShimOptions {
       }
     }
   }
-  const root = project ? resolveProjectRoot(project) : undefined;
+  // Hosts start servers in whatever directory the user opened: a subdirectory is served by the
+  // project enclosing it (as the CLI answers), never given a second index and daemon of its own.
+  const given = project ? resolveProjectRoot(project) : undefined;
+  const root = given ? (enclosingProject(given) ?? given) : undefined;
   if ((values.backend !== undefined || values["db-url"] !== undefined) && !root) {
     throw new CodememError("INVALID_ARGUMENT", "--backend and --db-url apply to one project: pass its absolute path (positional, --project-path or CODEMEM_PROJECT).");
   }
@@ -109,7 +118,8 @@ export function parseShimArgs(argv: string[]): ShimOptions {
   const dbUrl = (values["db-url"] as string | undefined) ?? (root ? proc.dbUrl : undefined);
   // Validated now (names, URL without password); the daemon serves the backend the project was built on.
   const store = root && (backend !== undefined || dbUrl !== undefined) ? resolveConfig(root, { backend, dbUrl }).store : undefined;
-  return { project: root, ...(store ? { backend: store.backend, dbUrl: store.dbUrl } : {}), ...(httpOpts ? { http: httpOpts } : {}) };
+  const anyProject = !!root && !httpOpts && ((values["allow-any-project"] as boolean | undefined) ?? proc.allowAnyProject);
+  return { project: root, ...(anyProject ? { anyProject } : {}), ...(store ? { backend: store.backend, dbUrl: store.dbUrl } : {}), ...(httpOpts ? { http: httpOpts } : {}) };
 }
 
 /** The project and backend a server was started for (`--backend`, `--db-url`). */
@@ -117,11 +127,35 @@ export interface Served {
   project: string;
   backend?: string;
   dbUrl?: string;
+  /** The user allowed calls naming other directories (--allow-any-project, CODEMEM_ALLOW_ANY_PROJECT). */
+  anyProject?: boolean;
+}
+
+/**
+ * The project a call is about: the nearest directory at or above the one named that holds an index
+ * (as the CLI), so a subdirectory never gets an index of its own; `codemem_build` too. A server
+ * started for a project answers for it and the directories inside it only: a call naming another
+ * directory (which the assistant may have read in untrusted text) would index it, create its
+ * `.codemem/` and return its code. A server started for no project answers for any.
+ */
+export function projectOf(tool: string, given: string | undefined, served?: Served): string {
+  if (given === undefined && served) return served.project;
+  const dir = resolveProjectRoot(given);
+  const nearest = enclosingProject(dir);
+  if (served && isWithin(served.project, dir)) return nearest && isWithin(served.project, nearest) ? nearest : served.project;
+  if (served && !served.anyProject) {
+    throw new CodememError(
+      "PROJECT_NOT_SERVED",
+      `${tool}: project_path "${given}" is outside ${served.project}, the project this server was started for, and is not served. Leave project_path out to use that project; to work on ${dir}, open it in your host (its server starts for it), or add --allow-any-project to codemem-mcp's args in your host's configuration.`,
+      { value: given, served: served.project },
+    );
+  }
+  return nearest ?? dir;
 }
 
 export function createServer(served?: Served): McpServer {
   // A server started for a project answers for it when a call names none.
-  const instructions = served ? `codemem answers for ${served.project}; project_path may be omitted.` : undefined;
+  const instructions = served ? `codemem answers for ${served.project}${served.anyProject ? "" : " only"}; project_path may be omitted.` : undefined;
   const server = new McpServer({ name: "codemem", version: "0.1.0" }, { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) });
   for (const op of TOOLS as readonly Operation[]) {
     const textField = TEXT_ANSWERS[op.name];
@@ -136,7 +170,7 @@ export function createServer(served?: Served): McpServer {
       },
       async (args: Record<string, unknown>) => {
         try {
-          const root = resolveProjectRoot((args.project_path as string | undefined) ?? served!.project);
+          const root = projectOf(op.tool, args.project_path as string | undefined, served);
           const input: Record<string, unknown> = { ...args, project_path: root };
           // A database URL in a tool call is the assistant's choice (maybe steered by what it read),
           // not the user's: it would decide where the user's database password goes.
@@ -163,7 +197,7 @@ export function createServer(served?: Served): McpServer {
     );
   }
   // The SDK's own list renders verbose JSON Schema; serve the same shapes compacted (same validation).
-  const tools = toolList(TOOLS as readonly Operation[], { projectDefault: !!served, textAnswers: new Set(Object.keys(TEXT_ANSWERS)) });
+  const tools = toolList(TOOLS as readonly Operation[], { projectDefault: !!served });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   return server;
 }
@@ -199,7 +233,7 @@ async function main(): Promise<void> {
 }
 
 function servedBy(opts: ShimOptions): Served | undefined {
-  return opts.project ? { project: opts.project, backend: opts.backend, dbUrl: opts.dbUrl } : undefined;
+  return opts.project ? { project: opts.project, backend: opts.backend, dbUrl: opts.dbUrl, anyProject: opts.anyProject } : undefined;
 }
 
 /**

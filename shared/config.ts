@@ -351,6 +351,8 @@ export function resolveProcessSettings(env: Env = process.env): {
   debug: boolean;
   eventLog: boolean;
   project?: string;
+  /** CODEMEM_ALLOW_ANY_PROJECT: a stdio server started for a project also answers for any other directory a call names (`--allow-any-project`). */
+  allowAnyProject: boolean;
   runtimeDir?: string;
   /** `$XDG_STATE_HOME/codemem` (default `~/.local/state/codemem`): per-user state outside projects; undefined without HOME. */
   stateDir?: string;
@@ -376,6 +378,7 @@ export function resolveProcessSettings(env: Env = process.env): {
     eventLog: envBool(env.CODEMEM_EVENT_LOG) ?? DEFAULTS.eventLog,
     // Claude Code gives the MCP servers it starts for a project CLAUDE_PROJECT_DIR: a committed .mcp.json names no path.
     project: env.CODEMEM_PROJECT || env.CLAUDE_PROJECT_DIR || undefined,
+    allowAnyProject: envBool(env.CODEMEM_ALLOW_ANY_PROJECT) ?? false,
     idleMinutes: envNumber(env.CODEMEM_IDLE_MINUTES, "CODEMEM_IDLE_MINUTES") ?? DEFAULTS.daemon.idleMinutes,
     backend: env.CODEMEM_BACKEND || undefined,
     dbUrl: env.CODEMEM_DB_URL || undefined,

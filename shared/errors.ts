@@ -1,11 +1,15 @@
 /** Stable error codes: they cross process boundaries (RPC replies, MCP tool errors, exit codes). */
 export const ERROR_CODES = [
   "PATH_RELATIVE",
+  /** A path holding `${workspaceFolder}`, `$VAR` or a leading `~` that a host passed unexpanded. */
+  "PATH_UNEXPANDED",
   "PATH_NOT_FOUND",
   "PATH_NOT_DIRECTORY",
   /** The file system's root or the home directory: not one project (an index of everything below it). */
   "PATH_NOT_PROJECT",
   "PATH_OUTSIDE_PROJECT",
+  /** A tool call names a directory outside the project its MCP server was started for. */
+  "PROJECT_NOT_SERVED",
   "FILE_NOT_INDEXED",
   "CONFIG_INVALID",
   /** A project file (codemem.toml, .codemem/store.json) points credentials at a host and the user has not trusted it (`codemem trust`). */
@@ -93,10 +97,12 @@ export function exitCodeFor(code: ErrorCode): number {
     case "INVALID_ARGUMENT":
     case "UNKNOWN_OPERATION":
     case "PATH_RELATIVE":
+    case "PATH_UNEXPANDED":
     case "PATH_NOT_FOUND":
     case "PATH_NOT_DIRECTORY":
     case "PATH_NOT_PROJECT":
     case "PATH_OUTSIDE_PROJECT":
+    case "PROJECT_NOT_SERVED":
     case "FILE_NOT_INDEXED":
     case "CONFIG_INVALID":
     case "CONFIG_UNTRUSTED":

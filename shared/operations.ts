@@ -34,6 +34,9 @@ function op<I extends z.ZodRawShape, O extends z.ZodRawShape>(d: {
 export const QUESTION_MAX_CHARS = 100_000;
 const questionText = z.string().min(1).max(QUESTION_MAX_CHARS, `at most ${QUESTION_MAX_CHARS} characters; pass the report's relevant part (its message, stack trace and the paths it names)`);
 
+/** A query answer's token budget; its default follows the project's [query] budget (800, recursive 1.5×). */
+const budget = (min: number, dflt: number) => z.number().int().min(min).max(20000).optional().describe(`Total o200k tokens of the answer (default ${dflt})`);
+
 const answer = {
   context: z.string(),
   tokens: z.number().int().describe("o200k_base tokens of context"),
@@ -47,12 +50,12 @@ export const build = op({
   description: "Build or update the code index (incremental; force rebuilds all).",
   input: {
     project_path: projectPath,
-    force: z.boolean().default(false),
-    optimize: z.boolean().default(false),
-    batch_size: z.number().int().min(1).max(100000).optional(),
-    exclude_secrets: z.boolean().optional(),
+    force: z.boolean().default(false).describe("Re-parse every file, not only changed ones"),
+    optimize: z.boolean().default(false).describe("Also recluster and compact the index (slower)"),
+    batch_size: z.number().int().min(1).max(100000).optional().describe("Nodes per embedding batch (default 1000)"),
+    exclude_secrets: z.boolean().optional().describe("Leave likely secrets out; later builds keep the choice"),
     backend: z.string().optional().describe("local | postgres | lancedb; later calls follow it"),
-    db_url: z.string().optional().describe("postgres URL without password"),
+    db_url: z.string().optional().describe("postgres URL without password; only the one codemem-mcp was started with"),
     history: z.number().int().min(0).max(100000).optional().describe("Re-learn co-change from the last N git commits"),
   },
   output: {
@@ -101,7 +104,7 @@ export const stats = op({
 export const query = op({
   name: "query",
   description: "Answer a question with a small cited context of the relevant code.",
-  input: { project_path: projectPath, question: questionText, budget: z.number().int().min(200).max(20000).optional() },
+  input: { project_path: projectPath, question: questionText.describe("A question, or a pasted bug report or stack trace"), budget: budget(200, 800) },
   output: {
     ...answer,
     reduction_ratio: z.number().describe("Tokens of all indexed source / tokens of context"),
@@ -117,9 +120,9 @@ export const search = op({
   description: "Hybrid lexical+vector+graph search for symbols and files; group_by file ranks distinct files.",
   input: {
     project_path: projectPath,
-    query: questionText,
-    limit: z.number().int().min(1).max(100).default(10),
-    group_by: z.enum(["node", "file"]).default("node").describe("file: one result per file (its best node), `limit` distinct files"),
+    query: questionText.describe("Names, words or pasted text to find"),
+    limit: z.number().int().min(1).max(100).default(10).describe("Results (distinct files with group_by file)"),
+    group_by: z.enum(["node", "file"]).default("node").describe("file: one result per file, its best node first"),
   },
   output: { results: z.array(SearchResult), freshness: Freshness },
   readOnly: true,
@@ -152,7 +155,7 @@ export const skeleton = op({
 export const recursiveQuery = op({
   name: "recursive_query",
   description: "Split a complex question, answer the parts, merge into one context.",
-  input: { project_path: projectPath, question: questionText, budget: z.number().int().min(300).max(20000).optional() },
+  input: { project_path: projectPath, question: questionText.describe("A question spanning several parts of the code"), budget: budget(300, 1200) },
   output: {
     ...answer,
     reduction_ratio: z.number(),
@@ -171,10 +174,10 @@ export const benchmark = op({
   description: "Retrieval benchmark: tokens, reduction, latency, recall, MRR.",
   input: {
     project_path: projectPath,
-    questions_file: z.string().optional(),
-    // [{question, gold_files?}], checked by questionList: a short schema keeps the tool list cheap.
-    questions: z.array(z.unknown()).max(10_000).optional(),
-    limit: z.number().int().min(1).max(500).optional(),
+    questions_file: z.string().optional().describe("Project JSON file of [{question, gold_files?}] (default: from documented symbols)"),
+    // Checked by questionList: a short schema keeps the tool list cheap.
+    questions: z.array(z.unknown()).max(10_000).optional().describe("[{question, gold_files?}] instead of a file"),
+    limit: z.number().int().min(1).max(500).optional().describe("Questions to run (default all)"),
   },
   output: {
     results: z.array(BenchmarkRow),
@@ -211,8 +214,8 @@ export const synapticNeighbors = op({
     project_path: projectPath,
     query: questionText.optional().describe("Seeds: the best search hits for this text"),
     node_ids: z.array(z.string()).max(50).optional().describe("Seeds: node ids or file paths"),
-    depth: z.number().int().min(1).max(2).default(2),
-    k: z.number().int().min(1).max(50).default(10),
+    depth: z.number().int().min(1).max(2).default(2).describe("Hops from the seeds"),
+    k: z.number().int().min(1).max(50).default(10).describe("Neighbours returned"),
   },
   output: {
     seeds: z.array(z.string()),
@@ -234,7 +237,7 @@ export const synapticNeighbors = op({
 export const synapseStats = op({
   name: "synapse_stats",
   description: "Synapse store: edges, LTP edges, total weight, top hubs.",
-  input: { project_path: projectPath, top: z.number().int().min(1).max(50).default(10) },
+  input: { project_path: projectPath, top: z.number().int().min(1).max(50).default(10).describe("Hubs listed") },
   output: {
     edges: z.number().int(),
     ltp_edges: z.number().int(),
@@ -250,8 +253,8 @@ export const synapseStats = op({
 
 export const synapseDecay = op({
   name: "synapse_decay",
-  description: "Decay synapses by `ticks` manual ticks (default 1); 0 = elapsed time only.",
-  input: { project_path: projectPath, ticks: z.number().int().min(0).max(1000).default(1) },
+  description: "Decay the learned synapses now.",
+  input: { project_path: projectPath, ticks: z.number().int().min(0).max(1000).default(1).describe("Manual ticks; 0 = by the time elapsed since the last decay") },
   output: { ticks: z.number().int(), decayed: z.number().int(), pruned: z.number().int(), edges: z.number().int() },
   readOnly: false,
 });
@@ -259,7 +262,7 @@ export const synapseDecay = op({
 export const exportSynapseMemory = op({
   name: "export_synapse_memory",
   description: "Write the strongest learned associations as markdown memory.",
-  input: { project_path: projectPath, limit: z.number().int().min(1).max(200).default(30) },
+  input: { project_path: projectPath, limit: z.number().int().min(1).max(200).default(30).describe("Associations written") },
   output: { written: z.array(z.string()), tokens: z.number().int(), markdown: z.string() },
   readOnly: false,
 });

@@ -4,11 +4,30 @@ import path from "node:path";
 import { CodememError } from "./errors.js";
 import { checkOwnTarget, ensureOwnDir, ownTop } from "./own-files.js";
 
+/** `${workspaceFolder}`, `$HOME`, a leading `~`: text a host or shell should have replaced. */
+const UNEXPANDED = /\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|^~(?=\/|$)/;
+
+/**
+ * Refuses a path that still holds a variable (a host that does not expand `${workspaceFolder}`
+ * passes it as written): joined to the working directory it would name a directory nobody meant.
+ * A real directory whose name holds a `$` passes.
+ */
+export function checkExpanded(input: string, what = "project_path"): void {
+  const m = UNEXPANDED.exec(input);
+  if (!m || (path.isAbsolute(input) && fs.existsSync(input))) return;
+  throw new CodememError(
+    "PATH_UNEXPANDED",
+    `${what} "${input}" holds ${m[0]}, which was not expanded: the host passed it as written. Put the project's absolute path in its place in the host's MCP configuration (the server's args, or CODEMEM_PROJECT in its env), or drop it there if the host gives CLAUDE_PROJECT_DIR.`,
+    { value: input },
+  );
+}
+
 /** Canonical project root: absolute input required, resolved to its real path. */
 export function resolveProjectRoot(input: string | undefined): string {
   if (!input || input.trim() === "") {
     throw new CodememError("INVALID_ARGUMENT", "project_path is required: pass the absolute path of the project root.");
   }
+  checkExpanded(input);
   if (!path.isAbsolute(input)) {
     throw new CodememError(
       "PATH_RELATIVE",
@@ -77,6 +96,12 @@ function homeDir(): string | undefined {
  */
 export function leadsOutside(rel: string): boolean {
   return rel === ".." || rel.startsWith("../") || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+}
+
+/** Whether `dir` is `root` or lies below it (both resolved paths). */
+export function isWithin(root: string, dir: string): boolean {
+  const rel = path.relative(root, dir);
+  return rel === "" || !leadsOutside(rel);
 }
 
 /** Project-relative POSIX path of a file under root, or an error if it lies outside. */

@@ -1,9 +1,11 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installMcp, MCP_MAIN, uninstallMcp } from "../../dist/client/install-mcp.js";
 import { makeProject } from "../helpers.js";
 
+const CLI = path.resolve("dist/client/cli.js");
 const p = makeProject({ ".mcp.json": JSON.stringify({ mcpServers: { other: { command: "/usr/bin/other", args: [] } }, extra: 1 }) });
 const home = makeProject({});
 afterAll(() => {
@@ -60,14 +62,44 @@ describe("install-mcp", () => {
     try {
       installMcp(q.root, ["project", "vscode", "cursor", "claude-user"], { home: h.root });
       const r = uninstallMcp(q.root, ["project", "vscode", "cursor", "claude-user"], { home: h.root });
-      expect(r.map((x) => x.action)).toEqual(["removed", "removed", "removed", "removed"]);
+      // A file that held only ours is deleted, and the result says so; the others lose our entry only.
+      expect(r.map((x) => x.action)).toEqual(["deleted", "removed", "deleted", "removed"]);
       expect(fs.existsSync(path.join(q.root, ".mcp.json"))).toBe(false);
       expect(fs.existsSync(path.join(q.root, ".cursor"))).toBe(false);
       expect(read(path.join(q.root, ".vscode/mcp.json"))).toEqual({ servers: { other: { command: "x" } } });
       const user = read(path.join(h.root, ".claude.json"));
       expect(user.userID).toBe("u-2");
-      expect(user.projects[q.root].mcpServers.codemem).toBeUndefined();
+      expect(user).toEqual({ userID: "u-2" }); // no empty projects[<root>] left behind
       expect(uninstallMcp(q.root, ["project", "claude-user"], { home: h.root }).map((x) => x.action)).toEqual(["absent", "absent"]);
+    } finally {
+      q.cleanup();
+      h.cleanup();
+    }
+  });
+
+  it("codemem uninstall-mcp --host claude-user leaves ~/.claude.json as it was before install-mcp, and says what it did", () => {
+    const q = makeProject({});
+    const h = makeProject({});
+    const file = path.join(h.root, ".claude.json");
+    // Claude Code's own entry for another project, and its own (empty) mcpServers for this one.
+    const cases = [
+      { userID: "u-3", projects: { "/elsewhere": { allowedTools: ["Bash"], mcpServers: { x: { command: "x" } } } } },
+      { userID: "u-3", projects: { [q.root]: { allowedTools: [], mcpServers: {}, history: [] } } },
+    ];
+    const cli = (cmd: string) => spawnSync(process.execPath, [CLI, cmd, q.root, "--host", "claude-user"], { env: { ...process.env, HOME: h.root }, encoding: "utf8", timeout: 60_000 });
+    try {
+      for (const before of cases) {
+        fs.writeFileSync(file, JSON.stringify(before, null, 2));
+        expect(cli("install-mcp").status).toBe(0);
+        expect(read(file).projects[q.root].mcpServers.codemem.args).toEqual([MCP_MAIN, q.root]);
+        const out = cli("uninstall-mcp");
+        expect(out.status).toBe(0);
+        // Old code: {"projects": {"<root>": {"mcpServers": {}}}} stayed, reported as "removed <file>".
+        expect(read(file)).toEqual(before);
+        expect(out.stdout).toContain(file);
+        expect(out.stdout).not.toMatch(/^removed\s+\//m);
+      }
+      expect(cli("uninstall-mcp").stdout).toMatch(/no codemem entry/);
     } finally {
       q.cleanup();
       h.cleanup();

@@ -30,7 +30,7 @@ afterAll(async () => {
 const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { project_path: p.root, ...args } });
 
 describe("codemem-mcp over stdio with the SDK client", () => {
-  it("lists the thirteen tools with schemas and annotations, under 2,000 tokens", async () => {
+  it("lists the thirteen tools with every parameter's description, values, bounds and default, in at most 2,000 o200k tokens", async () => {
     const list = await client.listTools();
     expect(list.tools.map((t) => t.name).sort()).toEqual(
       [
@@ -43,10 +43,19 @@ describe("codemem-mcp over stdio with the SDK client", () => {
     expect(q.annotations?.readOnlyHint).toBe(true);
     // Started for a project: project_path may be omitted. A query answers with its text alone.
     expect(q.inputSchema.required).toEqual(["question"]);
-    expect(q.outputSchema).toBeUndefined();
-    expect(list.tools.find((t) => t.name === "codemem_search")!.outputSchema?.properties).toHaveProperty("results");
     expect(list.tools.find((t) => t.name === "codemem_build")!.annotations?.readOnlyHint).toBe(false);
-    expect(countTokens(JSON.stringify(list))).toBeLessThan(2000);
+    // What the model needs to call right: each parameter's meaning, values, bounds and default
+    // (old list: `group_by: string`, `limit: integer`, no description anywhere)...
+    const params = (name: string) => list.tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, Record<string, unknown>>;
+    expect(params("codemem_search").group_by).toMatchObject({ type: "string", enum: ["node", "file"], default: "node" });
+    expect(params("codemem_search").limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 10 });
+    expect(params("codemem_query").budget).toMatchObject({ minimum: 200, maximum: 20000 });
+    expect(params("codemem_synaptic_neighbors").node_ids).toMatchObject({ type: "array", items: { type: "string" } });
+    for (const t of list.tools) for (const [k, v] of Object.entries(t.inputSchema.properties!)) expect([t.name, k, typeof (v as { description?: string }).description]).toEqual([t.name, k, "string"]);
+    // ...and no output schemas, which hosts do not show the model; zod's "no bound" (±2^53) is no bound.
+    expect(list.tools.filter((t) => t.outputSchema)).toEqual([]);
+    expect(JSON.stringify(list)).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    expect(countTokens(JSON.stringify(list))).toBeLessThanOrEqual(2000);
   });
 
   it("refuses a database URL chosen by the assistant: nothing connects there", async () => {
@@ -201,6 +210,148 @@ describe("codemem-mcp --backend", () => {
       fs.rmSync(passwordFile, { force: true });
       await admin.end();
       q.cleanup();
+    }
+  });
+});
+
+/** Environment of a host starting the server: no project of the test runner's own. */
+function hostEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...extra };
+  for (const k of ["CODEMEM_PROJECT", "CLAUDE_PROJECT_DIR", "CODEMEM_ALLOW_ANY_PROJECT"]) if (!(k in extra)) delete env[k];
+  return env;
+}
+
+async function startHost(args: string[], env: Record<string, string> = hostEnv()): Promise<Client> {
+  const c = new Client({ name: "codemem-test", version: "1.0.0" });
+  await c.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, ...args], env, stderr: "pipe" }));
+  return c;
+}
+
+const textOf = (r: { content?: unknown }) => ((r.content as { text: string }[] | undefined) ?? [])[0]?.text ?? "";
+const hasState = (dir: string) => fs.existsSync(path.join(dir, ".codemem")) || fs.existsSync(path.join(dir, "codegraph-out"));
+
+describe("codemem-mcp started in a subdirectory of a project", () => {
+  let q: ReturnType<typeof makeProject>;
+  let sub: string;
+  beforeAll(async () => {
+    q = makeProject(PY_PROJECT);
+    sub = path.join(q.root, "shop");
+    await callDaemon(q.root, "build", { project_path: q.root }, { source: "cli" });
+  });
+  afterAll(async () => {
+    await stopDaemon(q.root);
+    q.cleanup();
+  });
+
+  it.each([["argument"], ["CODEMEM_PROJECT"], ["CLAUDE_PROJECT_DIR"]])("serves the enclosing project's index, builds it, and creates nothing in the subdirectory (%s)", async (how) => {
+    const c = how === "argument" ? await startHost([sub]) : await startHost([], hostEnv({ [how]: sub }));
+    try {
+      expect(c.getInstructions()).toContain(q.root);
+      // Old code: INDEX_MISSING, then a daemon rooted in shop/ and shop/.codemem.
+      const st = await c.callTool({ name: "codemem_stats", arguments: {} });
+      expect(st.isError, textOf(st)).toBeFalsy();
+      expect((st.structuredContent as { index_path: string; node_count: number }).index_path).toContain(path.join(q.root, "codegraph-out"));
+      const s = await c.callTool({ name: "codemem_search", arguments: { project_path: sub, query: "VAT" } });
+      expect(s.isError, textOf(s)).toBeFalsy();
+      expect((s.structuredContent as { results: { name: string }[] }).results[0].name).toBe("apply_tax");
+      // A build from a server opened in a subdirectory builds the enclosing project, not a nested index.
+      const b = await c.callTool({ name: "codemem_build", arguments: { project_path: sub } });
+      expect(b.isError, textOf(b)).toBeFalsy();
+      expect((b.structuredContent as { files_indexed: number }).files_indexed).toBe(3);
+      expect(hasState(sub)).toBe(false);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("a server started for no project answers a call naming a subdirectory from the enclosing index", async () => {
+    const c = await startHost([]);
+    try {
+      const sk = await c.callTool({ name: "codemem_skeleton", arguments: { project_path: sub, file_path: "shop/payments.py" } });
+      expect(sk.isError, textOf(sk)).toBeFalsy();
+      expect(textOf(sk)).toMatch(/charge_card/);
+      expect(hasState(sub)).toBe(false);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe("codemem-mcp started for a project answers for that project only", () => {
+  let a: ReturnType<typeof makeProject>;
+  beforeAll(async () => {
+    a = makeProject(PY_PROJECT);
+    await callDaemon(a.root, "build", { project_path: a.root }, { source: "cli" });
+  });
+  afterAll(async () => {
+    await stopDaemon(a.root);
+    a.cleanup();
+  });
+
+  it("refuses every tool naming another directory with PROJECT_NOT_SERVED; nothing is created there", async () => {
+    const b = makeProject(PY_PROJECT);
+    const c = await startHost([a.root]);
+    try {
+      const calls: [string, Record<string, unknown>][] = [
+        ["codemem_build", {}],
+        ["codemem_skeleton", { file_path: "shop/payments.py" }],
+        ["codemem_search", { query: "VAT" }],
+        ["codemem_stats", {}],
+        ["codemem_synapse_decay", {}],
+      ];
+      for (const dir of [b.root, path.join(b.root, "shop"), path.dirname(a.root)]) {
+        for (const [name, args] of calls) {
+          const r = await c.callTool({ name, arguments: { ...args, project_path: dir } });
+          expect([name, dir, r.isError]).toEqual([name, dir, true]);
+          expect(textOf(r)).toMatch(/^PROJECT_NOT_SERVED: /);
+        }
+      }
+      // Old code: b was indexed, its code returned, b/.codemem and b/codegraph-out created.
+      expect(hasState(b.root)).toBe(false);
+      // Its own project and directories inside it are served.
+      const own = await c.callTool({ name: "codemem_search", arguments: { project_path: path.join(a.root, "shop"), query: "VAT" } });
+      expect(own.isError, textOf(own)).toBeFalsy();
+    } finally {
+      await c.close();
+      b.cleanup();
+    }
+  });
+
+  it.each([["--allow-any-project"], ["CODEMEM_ALLOW_ANY_PROJECT=1"]])("serves any directory when the user's own configuration says so (%s)", async (how) => {
+    const b = makeProject(PY_PROJECT);
+    const c = how.startsWith("--") ? await startHost([a.root, how]) : await startHost([a.root], hostEnv({ CODEMEM_PROJECT: a.root, CODEMEM_ALLOW_ANY_PROJECT: "1" }));
+    try {
+      const built = await c.callTool({ name: "codemem_build", arguments: { project_path: b.root } });
+      expect(built.isError, textOf(built)).toBeFalsy();
+      const sk = await c.callTool({ name: "codemem_skeleton", arguments: { project_path: b.root, file_path: "shop/payments.py" } });
+      expect(textOf(sk)).toMatch(/charge_card/);
+    } finally {
+      await c.close();
+      await stopDaemon(b.root);
+      b.cleanup();
+    }
+  });
+});
+
+describe("an unexpanded host variable as the project path", () => {
+  it("is refused at launch with PATH_UNEXPANDED, not read as a directory under the working directory", async () => {
+    const child = spawn(process.execPath, [SHIM], { env: hostEnv({ CODEMEM_PROJECT: "${workspaceFolder}" }), stdio: ["pipe", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (c) => (err += c));
+    const code = await new Promise((r) => child.on("exit", r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/PATH_UNEXPANDED/); // old code: PATH_RELATIVE suggesting "<cwd>/${workspaceFolder}"
+  });
+
+  it("is refused in a tool call with PATH_UNEXPANDED", async () => {
+    const c = await startHost([]);
+    try {
+      for (const v of ["${workspaceFolder}", "${workspaceFolder}/src", "/${workspaceFolder}", "~/project"]) {
+        const r = await c.callTool({ name: "codemem_stats", arguments: { project_path: v } });
+        expect([v, textOf(r).split(":")[0]]).toEqual([v, "PATH_UNEXPANDED"]);
+      }
+    } finally {
+      await c.close();
     }
   });
 });

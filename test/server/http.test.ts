@@ -76,6 +76,9 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     const other = await toolCall(srv.url, "codemem_stats", { project_path: path.dirname(p.root) });
     expect(other.status).toBe(403);
     expect(other.body.error.code).toBe("RBAC_FORBIDDEN");
+    // a directory inside it is the project (old code: 403 too)
+    const inside = await toolCall(srv.url, "codemem_stats", { project_path: path.join(p.root, "shop") });
+    expect([inside.status, inside.body.result?.isError]).toEqual([200, undefined]);
     // GET (server stream) is not offered by the stateless server
     expect((await fetch(`${srv.url}/mcp`, { headers: { accept: "text/event-stream" } })).status).toBe(405);
 
@@ -89,8 +92,8 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     expect(metricValue(m.text, "codemem_query_duration_seconds_count", { tool: "codemem_query" })).toBe(1);
     expect(metricValue(m.text, "codemem_query_duration_seconds_count", { tool: "codemem_search" })).toBe(1);
     expect(metricValue(m.text, "codemem_index_size_bytes")).toBeGreaterThan(1000);
-    // two tool calls and one refusal were audited
-    expect(metricValue(m.text, "codemem_audit_events_total")).toBe(3);
+    // three tool calls and one refusal were audited
+    expect(metricValue(m.text, "codemem_audit_events_total")).toBe(4);
     expect(metricValue(m.text, "codemem_rbac_rejections_total", { reason: "forbidden", role: "none" })).toBe(1);
   });
 

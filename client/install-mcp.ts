@@ -93,6 +93,14 @@ export function checkHosts(hosts: string[]): Host[] {
   return hosts as Host[];
 }
 
+/**
+ * A host file, written through a link (dotfiles kept in a repository) except where a project's own
+ * file leads out of the project: a clone can ship `.mcp.json -> ~/.claude.json` (PATH_UNSAFE).
+ */
+function writeHostFile(host: Host, root: string, file: string, doc: unknown): void {
+  writeFileAtomic(file, JSON.stringify(doc, null, 2) + "\n", SHARED.has(host) ? { within: root } : {});
+}
+
 /** Adds or updates our server entry in each host file, leaving every other server and key as it was. */
 export function installMcp(root: string, hosts: Host[], opts: { home?: string; env?: NodeJS.ProcessEnv } = {}): McpInstallResult[] {
   const home = opts.home ?? os.homedir();
@@ -104,7 +112,7 @@ export function installMcp(root: string, hosts: Host[], opts: { home?: string; e
     const before = JSON.stringify(servers[SERVER_NAME]);
     servers[SERVER_NAME] = t.entry;
     const action = before === undefined ? "added" : before === JSON.stringify(t.entry) ? "unchanged" : "updated";
-    if (action !== "unchanged") writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
+    if (action !== "unchanged") writeHostFile(host, root, t.file, doc);
     return { host, file: t.file, action, ...(SHARED.has(host) && !shim.portable ? { machine_paths: true } : {}) };
   });
 }
@@ -124,7 +132,7 @@ export function uninstallMcp(root: string, hosts: Host[], opts: { home?: string 
     delete servers[SERVER_NAME];
     pruneEmptied(host, doc, root, t.key);
     if (Object.keys(doc).length > 0) {
-      writeFileAtomic(t.file, JSON.stringify(doc, null, 2) + "\n");
+      writeHostFile(host, root, t.file, doc);
       return { host, file: t.file, action: "removed" };
     }
     fs.rmSync(t.file);

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installMcp, MCP_MAIN, uninstallMcp } from "../../dist/client/install-mcp.js";
+import { installHooks } from "../../dist/hooks/install.js";
 import { makeProject } from "../helpers.js";
 
 const CLI = path.resolve("dist/client/cli.js");
@@ -121,6 +122,29 @@ describe("install-mcp", () => {
       expect(fs.readdirSync(path.join(h.root, "dotfiles"))).toEqual(["claude.json"]);
     } finally {
       h.cleanup();
+    }
+  });
+
+  it("does not write a project's host file through a link that leads out of the project (a clone can ship one)", () => {
+    const outside = makeProject({ "claude.json": JSON.stringify({ userID: "u-1" }) });
+    const q = makeProject({ "vendor/mcp.json": JSON.stringify({ mcpServers: {} }) });
+    fs.symlinkSync(path.join(outside.root, "claude.json"), path.join(q.root, ".mcp.json"));
+    fs.mkdirSync(path.join(q.root, ".claude"));
+    fs.symlinkSync(path.join(outside.root, "claude.json"), path.join(q.root, ".claude", "settings.json"));
+    fs.mkdirSync(path.join(q.root, ".vscode"));
+    fs.symlinkSync(path.join(q.root, "vendor/mcp.json"), path.join(q.root, ".vscode", "mcp.json"));
+    const before = fs.readFileSync(path.join(outside.root, "claude.json"), "utf8");
+    try {
+      expect(() => installMcp(q.root, ["project"], { home: home.root })).toThrow(expect.objectContaining({ code: "PATH_UNSAFE" }));
+      expect(() => installHooks(q.root, { home: home.root })).toThrow(expect.objectContaining({ code: "PATH_UNSAFE" }));
+      expect(fs.readFileSync(path.join(outside.root, "claude.json"), "utf8")).toBe(before);
+      // A link that stays inside the project is the project's own file: written through, still a link.
+      expect(installMcp(q.root, ["vscode"], { home: home.root })[0].action).toBe("added");
+      expect(fs.lstatSync(path.join(q.root, ".vscode", "mcp.json")).isSymbolicLink()).toBe(true);
+      expect(read(path.join(q.root, "vendor/mcp.json")).servers.codemem).toBeDefined();
+    } finally {
+      q.cleanup();
+      outside.cleanup();
     }
   });
 

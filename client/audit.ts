@@ -333,7 +333,7 @@ export class AuditLog {
       outcome: input.outcome,
       ...(input.code ? { code: bounded(input.code) } : {}),
       ...(input.peer ? { peer: bounded(input.peer) } : {}),
-      ...(input.count !== undefined && input.count > 1 ? { count: input.count } : {}),
+      ...(input.count !== undefined ? { count: input.count } : {}),
       prev,
     };
     const hash = hashOf(entry);

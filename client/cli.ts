@@ -208,7 +208,7 @@ export function program(): Command {
       const { writeAuditReport } = await import("./audit.js");
       const r = writeAuditReport(rootOf(dir), { format: "json", output: path.resolve(o.output) });
       // A chain anyone can compute proves nothing about who wrote it: say so when no key of ours vouches for it.
-      const unproven = r.anchored ? "" : `; NOT ANCHORED: ${r.unanchored_entries} entries were not written under this machine's audit key (their users and tools are unproven)`;
+      const unproven = r.unanchored_entries === 0 ? "" : `; NOT ANCHORED: ${r.unanchored_entries} entries were not written under this machine's audit key (their users and tools are unproven)`;
       console.log(`${r.ok ? "chain verified" : "CHAIN BROKEN"}: ${r.entries} entries → ${path.resolve(o.output)}${r.first_bad ? ` (first bad: ${JSON.stringify(r.first_bad)})` : ""}${unproven}`);
       if (r.ok === false) process.exitCode = 1;
     });

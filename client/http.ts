@@ -237,7 +237,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     // with its id, and a ping sharing it answered first had a failed call audited ok.
     const ids = messages.flatMap((m) => (typeof m.method === "string" && m.id !== undefined ? [JSON.stringify(m.id)] : []));
     const dup = ids.find((x, i) => ids.indexOf(x) !== i);
-    if (dup !== undefined) return { status: 400, code: "DUPLICATE_ID", message: `the batch repeats JSON-RPC id ${dup}; give every call its own id.` };
+    if (dup !== undefined) return { status: 400, code: "DUPLICATE_ID", message: `the batch repeats JSON-RPC id ${dup}; give every request its own id.` };
     for (const c of calls) {
       try {
         canonicalJson(c.args);

@@ -189,26 +189,35 @@ describe("audit log", () => {
   });
 
   it("an anchor that cannot be written stops the log before it writes, and the chain is whole again once it can", () => {
-    p = makeProject({});
-    const log = new AuditLog(p.root);
-    for (let i = 0; i < 3; i++) log.append(entry(i));
-    // The anchors' directory replaced by a file: no process, root included, can write an anchor there.
-    const dir = path.join(process.env.XDG_STATE_HOME!, "codemem", "audit-anchors");
-    fs.renameSync(dir, `${dir}.aside`);
-    fs.writeFileSync(dir, "not a directory");
-    const file = auditFiles(p.root)[0]!;
-    const before = fs.readFileSync(file, "utf8");
+    // A state directory of this test's own, so other test files' anchors are untouched.
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-"));
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = state;
     try {
-      expect(log.writable()).toBe(false);
-      expect(() => log.append(entry(3))).toThrow();
-      expect(fs.readFileSync(file, "utf8")).toBe(before); // nothing written that the anchor does not count
+      p = makeProject({});
+      const log = new AuditLog(p.root);
+      for (let i = 0; i < 3; i++) log.append(entry(i));
+      // The anchors' directory replaced by a file: no process, root included, can write an anchor there.
+      const dir = path.join(state, "codemem", "audit-anchors");
+      fs.renameSync(dir, `${dir}.aside`);
+      fs.writeFileSync(dir, "not a directory");
+      const file = auditFiles(p.root)[0]!;
+      const before = fs.readFileSync(file, "utf8");
+      try {
+        expect(log.writable()).toBe(false);
+        expect(() => log.append(entry(3))).toThrow();
+        expect(fs.readFileSync(file, "utf8")).toBe(before); // nothing written that the anchor does not count
+      } finally {
+        fs.rmSync(dir);
+        fs.renameSync(`${dir}.aside`, dir);
+      }
+      expect(log.writable()).toBe(true);
+      log.append(entry(4));
+      expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 4, anchored: true });
     } finally {
-      fs.rmSync(dir);
-      fs.renameSync(`${dir}.aside`, dir);
+      process.env.XDG_STATE_HOME = saved;
+      fs.rmSync(state, { recursive: true, force: true });
     }
-    expect(log.writable()).toBe(true);
-    log.append(entry(4));
-    expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 4, anchored: true });
   });
 
   it("an entry appended whose anchor write was lost (a crash between the two) does not break the chain for good", () => {

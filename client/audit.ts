@@ -14,8 +14,9 @@ import { stateDirs, writeFileAtomic } from "../shared/paths.js";
  * appended with a recomputed hash, a re-chained history) is anchored outside the project: the
  * writer keeps, in the user's state directory (`$XDG_STATE_HOME/codemem/audit-anchors/`, mode
  * 0600), a secret key and the chain's head (entry count and last hash). Every entry carries
- * `mac` = HMAC-SHA256(key, hash); verification checks both. One server writes a log at a time
- * (a lock file beside it): two writers would fork the chain.
+ * `mac` = HMAC-SHA256(key, hash); verification checks both. Entries the key does not vouch for
+ * (a log written before it was anchored, or shipped in the repository) are reported unanchored.
+ * One server writes a log at a time (a lock file beside it): two writers would fork the chain.
  */
 export type AuditOutcome = "ok" | "error" | "forbidden" | "rate_limited";
 
@@ -28,6 +29,8 @@ export interface AuditInput {
   /** Stable error code of a refused or failed call. */
   code?: string;
   peer?: string;
+  /** Calls this entry stands for when more than one (a refused batch, refusals counted but not recorded one by one). */
+  count?: number;
 }
 
 export interface AuditEntry {
@@ -41,6 +44,7 @@ export interface AuditEntry {
   outcome: AuditOutcome;
   code?: string;
   peer?: string;
+  count?: number;
   prev: string;
   hash: string;
   /** HMAC-SHA256 of `hash` under the anchor's key (entries written since the log was anchored). */
@@ -74,13 +78,28 @@ function readAnchor(root: string): Anchor | undefined {
   }
 }
 
-function writeAnchor(a: Anchor): void {
+/**
+ * Writes the anchor's next state beside it; `commit` renames it into place. Staged before the entry
+ * is appended, so an anchor directory that cannot be written stops the append instead of leaving
+ * an entry the anchor does not count (a chain reported broken for good).
+ */
+function stageAnchor(a: Anchor): { commit(): void; discard(): void } {
   const f = anchorFile(a.root);
-  if (!f) return;
+  if (!f) return { commit: () => undefined, discard: () => undefined };
   fs.mkdirSync(path.dirname(f), { recursive: true, mode: 0o700 });
   const tmp = `${f}.tmp-${process.pid}`;
   fs.writeFileSync(tmp, JSON.stringify(a), { mode: 0o600 });
-  fs.renameSync(tmp, f);
+  return { commit: () => fs.renameSync(tmp, f), discard: () => fs.rmSync(tmp, { force: true }) };
+}
+
+/** Whether the anchor can be written: its directory made or there and writable, the file (if any) replaceable. */
+function anchorWritable(root: string): boolean {
+  const f = anchorFile(root);
+  if (!f) return true;
+  fs.mkdirSync(path.dirname(f), { recursive: true, mode: 0o700 });
+  fs.accessSync(path.dirname(f), fs.constants.W_OK);
+  if (fs.existsSync(f)) fs.accessSync(f, fs.constants.W_OK); // an immutable file cannot be replaced
+  return true;
 }
 
 const macOf = (key: string, hash: string) => createHmac("sha256", Buffer.from(key, "hex")).update(hash).digest("hex");
@@ -88,6 +107,50 @@ const macOf = (key: string, hash: string) => createHmac("sha256", Buffer.from(ke
 export const GENESIS = "0".repeat(64);
 /** Rotate within a day past this size. */
 export const AUDIT_MAX_BYTES = 10 * 1024 * 1024;
+/** Longest text kept in an entry's fields (who, tool, code, peer): what a caller sends cannot make an entry large. */
+export const MAX_FIELD_CHARS = 200;
+const bounded = (s: string) => (s.length > MAX_FIELD_CHARS ? `${s.slice(0, MAX_FIELD_CHARS)}…(${s.length} chars)` : s);
+/** Tries at the writer lock before giving up (each after a few ms: another starter is taking over a dead holder's lock). */
+const LOCK_ATTEMPTS = 50;
+/** A takeover lock older than this was left by a process that died while taking over. */
+const TAKEOVER_STALE_MS = 10_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Makes `to` a second name of `from`, only if `to` does not exist: the file appears with its content whole. */
+function linkNew(from: string, to: string): boolean {
+  try {
+    fs.linkSync(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+}
+
+/** What a lock file holds (a pid); undefined when the file is gone. */
+function lockHolder(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/** A process other than this one with that pid exists (EPERM: it exists, owned by someone else). */
+function otherProcessAlive(holder: string): boolean {
+  const pid = Number(holder);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 const FILE_RE = /^audit-(\d{8})(?:\.(\d+))?\.jsonl$/;
 
 /** JSON with object keys sorted at every depth: the same value always hashes the same. */
@@ -180,29 +243,57 @@ export class AuditLog {
     if (opts.exclusive) this.takeLock();
   }
 
-  /** `<audit dir>/writer.lock` holds the writing process's pid; a dead holder's lock is taken over. */
+  /**
+   * `<audit dir>/writer.lock` holds the writing process's pid. It is linked into place from a
+   * temp file already holding the pid, so no starter ever reads an empty lock as a dead holder's
+   * (two servers started together both took it). A dead holder's lock is replaced under a short
+   * takeover lock, so two starters cannot both replace it.
+   */
   private takeLock(): void {
     fs.mkdirSync(this.dir, { recursive: true });
     const file = path.join(this.dir, "writer.lock");
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.writeFileSync(file, String(process.pid), { flag: "wx" });
-        this.lock = file;
-        return;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-        const pid = Number(fs.readFileSync(file, "utf8").trim());
-        let alive = false;
-        try {
-          alive = Number.isInteger(pid) && pid > 0 && pid !== process.pid && (process.kill(pid, 0), true);
-        } catch {
-          alive = false;
+    const mine = `${file}.${process.pid}-${randomBytes(4).toString("hex")}`;
+    fs.writeFileSync(mine, String(process.pid));
+    try {
+      for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+        if (linkNew(mine, file)) {
+          this.lock = file;
+          return;
         }
-        if (alive) {
-          throw new CodememError("CONFIG_INVALID", `another codemem server (pid ${pid}) writes this project's audit log (${file}); one server per project, or stop that one first.`, { file });
+        const holder = lockHolder(file);
+        if (holder === undefined) continue; // released meanwhile
+        if (otherProcessAlive(holder)) {
+          throw new CodememError("CONFIG_INVALID", `another codemem server (pid ${holder}) writes this project's audit log (${file}); one server per project, or stop that one first.`, { file });
         }
-        fs.rmSync(file, { force: true });
+        if (this.replaceDeadLock(file, mine, holder)) {
+          this.lock = file;
+          return;
+        }
+        sleepSync(2 + attempt);
       }
+      throw new CodememError("CONFIG_INVALID", `the audit log's lock ${file} could not be taken after ${LOCK_ATTEMPTS} tries (other servers starting for this project?); start one server per project.`, { file });
+    } finally {
+      fs.rmSync(mine, { force: true });
+    }
+  }
+
+  /** Replaces a dead holder's lock with ours, if it still is that holder's once we alone may replace it. */
+  private replaceDeadLock(file: string, mine: string, dead: string): boolean {
+    const takeover = `${file}.takeover`;
+    if (!linkNew(mine, takeover)) {
+      try {
+        if (Date.now() - fs.statSync(takeover).mtimeMs > TAKEOVER_STALE_MS) fs.rmSync(takeover, { force: true });
+      } catch {
+        // gone meanwhile
+      }
+      return false;
+    }
+    try {
+      if (lockHolder(file) !== dead) return false; // someone else's now, or released: look again
+      fs.renameSync(mine, file);
+      return true;
+    } finally {
+      fs.rmSync(takeover, { force: true });
     }
   }
 
@@ -235,13 +326,14 @@ export class AuditLog {
     const entry: Omit<AuditEntry, "hash"> = {
       v: 1,
       time: now.toISOString(),
-      who: input.who,
+      who: bounded(input.who),
       role: input.role,
-      tool: input.tool,
+      tool: bounded(input.tool),
       args_sha256: sha256(canonicalJson(input.args ?? {})),
       outcome: input.outcome,
-      ...(input.code ? { code: input.code } : {}),
-      ...(input.peer ? { peer: input.peer } : {}),
+      ...(input.code ? { code: bounded(input.code) } : {}),
+      ...(input.peer ? { peer: bounded(input.peer) } : {}),
+      ...(input.count !== undefined ? { count: input.count } : {}),
       prev,
     };
     const hash = hashOf(entry);
@@ -252,23 +344,42 @@ export class AuditLog {
     if (!anchor) {
       const existing = files.reduce((n, f) => n + countLines(f), 0);
       anchor = { root: this.root, key: randomBytes(32).toString("hex"), entries: existing, head: prev, keyed_from: existing };
+    } else if (anchor.head !== prev) {
+      anchor = this.caughtUp(anchor);
     }
     const full: AuditEntry = { ...entry, hash, mac: macOf(anchor.key, hash) };
     const line = JSON.stringify(full) + "\n";
-    fs.appendFileSync(this.target(newest, now, Buffer.byteLength(line)), line);
-    writeAnchor({ ...anchor, entries: anchor.entries + 1, head: hash });
+    const staged = stageAnchor({ ...anchor, entries: anchor.entries + 1, head: hash });
+    try {
+      fs.appendFileSync(this.target(newest, now, Buffer.byteLength(line)), line);
+    } catch (err) {
+      staged.discard();
+      throw err;
+    }
+    staged.commit();
     this.opts.onWrite?.(full);
     return full;
   }
 
-  /** Whether entries can be written now (the directory exists or can be made, and is writable). */
+  /**
+   * The anchor moved up to the log's end when it lags behind entries it did not count (its write
+   * failed, or the process died, after they were appended): only when the log verifies, i.e. every
+   * entry past the anchored head chains from it and carries our MAC. A cut or forged log keeps
+   * the anchor as it was, so verification still reports it.
+   */
+  private caughtUp(anchor: Anchor): Anchor {
+    const v = verifyAudit(this.root);
+    return v.ok && v.entries > anchor.entries ? { ...anchor, entries: v.entries, head: v.head } : anchor;
+  }
+
+  /** Whether entries can be written now: the log's directory and newest file, and the anchor outside the project. */
   writable(): boolean {
     try {
       fs.mkdirSync(this.dir, { recursive: true });
       fs.accessSync(this.dir, fs.constants.W_OK);
       const newest = auditFiles(this.root).at(-1);
       if (newest) fs.accessSync(newest, fs.constants.W_OK);
-      return true;
+      return anchorWritable(this.root);
     } catch {
       return false;
     }
@@ -291,8 +402,17 @@ export interface AuditVerification {
   files: string[];
   /** The first line that breaks the chain (1-based line within its file). */
   first_bad?: { file: string; line: number; reason: "unparseable" | "hash_mismatch" | "chain_broken" | "mac_mismatch" | "head_mismatch" };
-  /** Whether a key and head outside the project vouch for the log (false for a log written before anchoring). */
+  /** Whether a key and head outside the project (this user's, on this machine) vouch for every entry. */
   anchored: boolean;
+  /**
+   * Entries no key of this machine vouches for: written before the log was anchored, or not
+   * written here at all (a log shipped in the repository). Their users and tools are unproven.
+   */
+  unanchored_entries: number;
+  /** Who the unanchored entries claim to be, when there are any. */
+  unanchored_by_user?: Record<string, number>;
+  /** Hash of the last entry (the chain's head). */
+  head: string;
   by_tool: Record<string, number>;
   by_user: Record<string, number>;
   by_outcome: Record<string, number>;
@@ -302,8 +422,12 @@ export interface AuditVerification {
 export function verifyAudit(root: string): AuditVerification {
   const files = auditFiles(root);
   const anchor = readAnchor(root);
-  const out: AuditVerification = { ok: true, entries: 0, files, by_tool: {}, by_user: {}, by_outcome: {}, anchored: anchor !== undefined };
+  const keyedFrom = anchor?.keyed_from ?? Infinity;
+  const out: AuditVerification = { ok: true, entries: 0, files, by_tool: {}, by_user: {}, by_outcome: {}, anchored: false, unanchored_entries: 0, head: GENESIS };
+  const unanchoredUsers: Record<string, number> = {};
   let prev = GENESIS;
+  /** Hash of the entry the anchor counts last: the log may run past it only by entries carrying our MAC. */
+  let atAnchor = anchor?.entries === 0 ? GENESIS : undefined;
   const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
   for (const file of files) {
     const lines = fs.readFileSync(file, "utf8").split("\n");
@@ -328,18 +452,28 @@ export function verifyAudit(root: string): AuditVerification {
       if (hashOf(e) !== e.hash) bad("hash_mismatch");
       else if (e.prev !== prev) bad("chain_broken");
       else if (anchor && out.entries >= anchor.keyed_from && e.mac !== macOf(anchor.key, e.hash)) bad("mac_mismatch");
+      if (out.entries < keyedFrom) {
+        out.unanchored_entries++;
+        bump(unanchoredUsers, String(e.who));
+      }
       prev = e.hash;
       out.entries++;
+      if (anchor && out.entries === anchor.entries) atAnchor = e.hash;
       bump(out.by_tool, String(e.tool));
       bump(out.by_user, String(e.who));
       bump(out.by_outcome, String(e.outcome));
     }
   }
   // A cut tail, an emptied file, a deleted newest rotation or directory: the head moved back.
-  if (anchor && (out.entries !== anchor.entries || prev !== anchor.head)) {
+  // Entries past the anchored head with valid MACs (an anchor write that failed) are not a cut.
+  const headHeld = anchor && (out.entries === anchor.entries ? prev === anchor.head : out.entries > anchor.entries && atAnchor === anchor.head);
+  if (anchor && !headHeld) {
     if (out.ok) out.first_bad = { file: files.at(-1) ?? stateDirs(root).auditDir, line: out.entries, reason: "head_mismatch" };
     out.ok = false;
   }
+  out.head = prev;
+  out.anchored = anchor !== undefined && out.unanchored_entries === 0;
+  if (out.unanchored_entries > 0) out.unanchored_by_user = unanchoredUsers;
   return out;
 }
 

@@ -213,8 +213,10 @@ export function program(): Command {
     .action(async (dir, o) => {
       if (o.format !== "json") throw new CodememError("INVALID_ARGUMENT", `--format ${o.format} is not supported; use --format json.`);
       const { writeAuditReport } = await import("./audit.js");
-      const r = (await writeAuditReport(rootOf(dir), { format: "json", output: path.resolve(o.output) })) as { ok?: boolean; entries?: number; first_bad?: unknown };
-      console.log(`${r.ok ? "chain verified" : "CHAIN BROKEN"}: ${r.entries ?? 0} entries → ${path.resolve(o.output)}${r.first_bad ? ` (first bad: ${JSON.stringify(r.first_bad)})` : ""}`);
+      const r = writeAuditReport(rootOf(dir), { format: "json", output: path.resolve(o.output) });
+      // A chain anyone can compute proves nothing about who wrote it: say so when no key of ours vouches for it.
+      const unproven = r.unanchored_entries === 0 ? "" : `; NOT ANCHORED: ${r.unanchored_entries} entries were not written under this machine's audit key (their users and tools are unproven)`;
+      console.log(`${r.ok ? "chain verified" : "CHAIN BROKEN"}: ${r.entries} entries → ${path.resolve(o.output)}${r.first_bad ? ` (first bad: ${JSON.stringify(r.first_bad)})` : ""}${unproven}`);
       if (r.ok === false) process.exitCode = 1;
     });
 

@@ -13,7 +13,7 @@ import { TOOLS, type Operation } from "../shared/operations.js";
 import { isWithin, resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, canonicalJson, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
-import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, roleAllows, type Directory, type Identity } from "./rbac.js";
+import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, RefusalBudget, roleAllows, type Directory, type Identity, type SuppressedRefusals } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
 
 export interface HttpServerOptions {
@@ -53,6 +53,8 @@ const MAX_BATCH = 64;
 const KNOWN_TOOLS = new Set((TOOLS as readonly Operation[]).map((o) => o.tool));
 const recordedName = (name: string) => (KNOWN_TOOLS.has(name) ? name : name.length > 64 ? `${name.slice(0, 64)}…(${name.length} chars)` : name);
 const metricName = (name: string) => (KNOWN_TOOLS.has(name) ? name : "unknown");
+/** Refused requests recorded one by one per user or peer each minute; past it they get 429 and one summary line per minute. */
+export const REFUSALS_AUDITED_PER_MINUTE = 20;
 const STATS_TIMEOUT_MS = 5000;
 const IDLE_SERVERS = 16;
 
@@ -149,7 +151,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   });
   const rejections = new Counter({
     name: "codemem_rbac_rejections_total",
-    help: "Requests refused by RBAC (forbidden), by the rate limit (rate_limited) or for their address (address).",
+    help: "Requests refused by RBAC (forbidden), by the rate limit (rate_limited), for their address (address), or past the refusals recorded per minute (suppressed).",
     labelNames: ["reason", "role"] as const,
     registers: [registry],
   });
@@ -178,10 +180,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   const audit = new AuditLog(project, { maxBytes: opts.auditMaxBytes, onWrite: () => auditEvents.inc(), exclusive: true });
   const limiter = new RateLimiter();
+  const refusals = new RefusalBudget(REFUSALS_AUDITED_PER_MINUTE);
   const idle: McpServer[] = [];
   const started = Date.now();
 
-  const record = (id: Identity, call: { tool: string; args: unknown }, outcome: AuditOutcome, code?: string) => {
+  const record = (id: Identity, call: { tool: string; args: unknown }, outcome: AuditOutcome, code?: string, count?: number) => {
     try {
       let args = call.args;
       try {
@@ -189,29 +192,52 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       } catch {
         args = { unrecordable: "nested too deep" }; // a refusal of such arguments is still recorded
       }
-      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: recordedName(call.tool), args, outcome, code, peer: id.peer });
+      audit.append({ who: id.user ?? "anonymous", role: id.role ?? null, tool: recordedName(call.tool), args, outcome, code, peer: id.peer, count });
     } catch (err) {
       log.error("audit append failed", { error: (err as Error).message });
     }
   };
 
+  /** One line for a window's refusals that were answered but not recorded one by one. */
+  const recordSuppressed = (s: SuppressedRefusals) => {
+    const id: Identity = { user: s.who, groups: [], peer: s.peer };
+    record(id, { tool: "(refusals suppressed)", args: { from: new Date(s.start).toISOString(), to: new Date(s.end).toISOString() } }, "rate_limited", "REFUSALS_SUPPRESSED", s.suppressed);
+    log.info("refusals suppressed", { user: s.who, peer: s.peer, count: s.suppressed });
+  };
+  /** Summarises windows that ended without a later refusal from the same key; started with the first refusal. */
+  let sweep: NodeJS.Timeout | undefined;
+
   const refuse = (res: http.ServerResponse, id: Identity, calls: { tool: string; args: unknown }[], r: Refusal) => {
+    sweep ??= setInterval(() => refusals.drain().forEach(recordSuppressed), 60_000).unref();
+    const budget = refusals.take(id.user ? `u:${id.user}` : `p:${id.peer}`, id.user ?? "anonymous", id.peer);
+    if (budget.ended) recordSuppressed(budget.ended);
+    if (!budget.record) {
+      // Past the budget: answered and counted, not recorded or logged one by one (an audit line costs a synchronous write).
+      rejections.inc({ reason: "suppressed", role: id.role ?? "none" });
+      const message = `more than ${REFUSALS_AUDITED_PER_MINUTE} refused requests within a minute; retry in ${budget.retryAfterSeconds} s.`;
+      sendJson(res, 429, { error: { code: "RATE_LIMITED", message } }, { "retry-after": String(budget.retryAfterSeconds) });
+      return;
+    }
     const outcome = r.status === 429 ? "rate_limited" : "forbidden";
     rejections.inc({ reason: outcome, role: id.role ?? "none" });
-    for (const c of calls) record(id, c, outcome, r.code);
-    log.info("request refused", { code: r.code, user: id.user, role: id.role, peer: id.peer, tools: calls.map((c) => c.tool) });
+    // One line per refused request whatever its size: a batch is one "(batch)" line naming its count.
+    if (calls.length === 1) record(id, calls[0]!, outcome, r.code);
+    else record(id, { tool: "(batch)", args: { tools: calls.map((c) => recordedName(c.tool)) } }, outcome, r.code, calls.length);
+    log.info("request refused", { code: r.code, user: id.user, role: id.role, peer: id.peer, tools: calls.slice(0, 8).map((c) => recordedName(c.tool)), calls: calls.length });
     sendJson(res, r.status, { error: { code: r.code, message: r.message } }, r.retryAfter !== undefined ? { "retry-after": String(r.retryAfter) } : {});
   };
 
-  /** The refusal of a request, if any; fills project_path into the calls it lets through. */
-  const check = (id: Identity, calls: ToolCall[]): Refusal | undefined => {
+  /** The refusal of a request, if any; fills project_path into the calls it lets through. `messages`: the whole batch. */
+  const check = (id: Identity, calls: ToolCall[], messages: Json[]): Refusal | undefined => {
     // An audited server serves only what it can record: one entry per call, written.
     if (!audit.writable()) {
       return { status: 503, code: "AUDIT_UNAVAILABLE", message: "the server cannot write its audit log; the operator has the details in the server log." };
     }
-    const ids = calls.flatMap((c) => (c.id === undefined ? [] : [JSON.stringify(c.id)]));
+    // Ids unique across every request of the batch: a call's outcome is read from the response
+    // with its id, and a ping sharing it answered first had a failed call audited ok.
+    const ids = messages.flatMap((m) => (typeof m.method === "string" && m.id !== undefined ? [JSON.stringify(m.id)] : []));
     const dup = ids.find((x, i) => ids.indexOf(x) !== i);
-    if (dup !== undefined) return { status: 400, code: "DUPLICATE_ID", message: `the batch repeats JSON-RPC id ${dup}; give every call its own id.` };
+    if (dup !== undefined) return { status: 400, code: "DUPLICATE_ID", message: `the batch repeats JSON-RPC id ${dup}; give every request its own id.` };
     for (const c of calls) {
       try {
         canonicalJson(c.args);
@@ -301,7 +327,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       refuse(res, id, [{ tool: "(batch)", args: { messages: messages.length } }], { status: 400, code: "BATCH_TOO_LARGE", message: `a batch of ${messages.length} JSON-RPC messages; send at most ${MAX_BATCH} per request.` });
       return;
     }
-    const refusal = check(id, calls);
+    const refusal = check(id, calls, messages);
     if (refusal) {
       const audited = calls.length ? calls : messages.map((m) => ({ tool: String(m.method ?? "unknown"), args: m.params ?? {} }));
       refuse(res, id, audited, refusal);
@@ -427,6 +453,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
+          clearInterval(sweep);
+          refusals.drain(Date.now(), true).forEach(recordSuppressed);
           audit.close();
           resolve();
         });

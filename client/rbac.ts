@@ -200,3 +200,68 @@ export class RateLimiter {
     for (const [k, times] of this.calls) if (!times.some((t) => t > now - this.windowMs)) this.calls.delete(k);
   }
 }
+
+/** One key's refusals in the current window. */
+interface RefusalWindow {
+  start: number;
+  refused: number;
+  suppressed: number;
+  who: string;
+  peer: string;
+}
+
+/** A window that suppressed refusals, for its one summary line. */
+export interface SuppressedRefusals {
+  who: string;
+  peer: string;
+  suppressed: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * Refusals recorded one by one, per key (user or peer) and fixed window; past the budget they are
+ * answered 429 and only counted, and each window that suppressed some is handed back once for one
+ * summary line. Without it one anonymous client grew the audit log by ~114 KB/s.
+ */
+export class RefusalBudget {
+  private readonly windows = new Map<string, RefusalWindow>();
+
+  constructor(
+    readonly perWindow: number,
+    readonly windowMs = 60_000,
+  ) {}
+
+  /** Counts one refusal: whether to record it (if not, the seconds until its window ends), and the key's previous window if it ended with refusals to summarise. */
+  take(key: string, who: string, peer: string, now = Date.now()): { record: boolean; retryAfterSeconds: number; ended?: SuppressedRefusals } {
+    let w = this.windows.get(key);
+    let ended: SuppressedRefusals | undefined;
+    if (!w || now - w.start >= this.windowMs) {
+      if (w?.suppressed) ended = this.summary(w, now);
+      w = { start: now, refused: 0, suppressed: 0, who, peer };
+      this.windows.set(key, w);
+    }
+    const retryAfterSeconds = Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
+    if (w.refused < this.perWindow) {
+      w.refused++;
+      return { record: true, retryAfterSeconds, ended };
+    }
+    w.suppressed++;
+    return { record: false, retryAfterSeconds, ended };
+  }
+
+  /** Removes ended windows (every window with `all`, at shutdown), returning those that suppressed refusals. */
+  drain(now = Date.now(), all = false): SuppressedRefusals[] {
+    const out: SuppressedRefusals[] = [];
+    for (const [k, w] of this.windows) {
+      if (!all && now - w.start < this.windowMs) continue;
+      this.windows.delete(k);
+      if (w.suppressed) out.push(this.summary(w, now));
+    }
+    return out;
+  }
+
+  private summary(w: RefusalWindow, now: number): SuppressedRefusals {
+    return { who: w.who, peer: w.peer, suppressed: w.suppressed, start: w.start, end: Math.min(now, w.start + this.windowMs) };
+  }
+}

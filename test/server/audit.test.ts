@@ -1,6 +1,9 @@
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuditLog, auditFiles, canonicalJson, GENESIS, verifyAudit, writeAuditReport } from "../../dist/client/audit.js";
 import { makeProject } from "../helpers.js";
@@ -183,5 +186,134 @@ describe("audit log", () => {
     const r = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(r).toMatchObject({ ok: true, entries: 3, root: p.root, by_tool: { codemem_build: 1, codemem_query: 2 } });
     expect(() => writeAuditReport(p.root, { format: "csv" as "json", output: out })).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+  });
+
+  it("an anchor that cannot be written stops the log before it writes, and the chain is whole again once it can", () => {
+    // A state directory of this test's own, so other test files' anchors are untouched.
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-"));
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = state;
+    try {
+      p = makeProject({});
+      const log = new AuditLog(p.root);
+      for (let i = 0; i < 3; i++) log.append(entry(i));
+      // The anchors' directory replaced by a file: no process, root included, can write an anchor there.
+      const dir = path.join(state, "codemem", "audit-anchors");
+      fs.renameSync(dir, `${dir}.aside`);
+      fs.writeFileSync(dir, "not a directory");
+      const file = auditFiles(p.root)[0]!;
+      const before = fs.readFileSync(file, "utf8");
+      try {
+        expect(log.writable()).toBe(false);
+        expect(() => log.append(entry(3))).toThrow();
+        expect(fs.readFileSync(file, "utf8")).toBe(before); // nothing written that the anchor does not count
+      } finally {
+        fs.rmSync(dir);
+        fs.renameSync(`${dir}.aside`, dir);
+      }
+      expect(log.writable()).toBe(true);
+      log.append(entry(4));
+      expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 4, anchored: true });
+    } finally {
+      process.env.XDG_STATE_HOME = saved;
+      fs.rmSync(state, { recursive: true, force: true });
+    }
+  });
+
+  it("an entry appended whose anchor write was lost (a crash between the two) does not break the chain for good", () => {
+    p = makeProject({});
+    const log = new AuditLog(p.root);
+    log.append(entry(0));
+    const anchors = path.join(process.env.XDG_STATE_HOME!, "codemem", "audit-anchors");
+    const anchor = fs.readdirSync(anchors).map((n) => path.join(anchors, n)).find((f) => JSON.parse(fs.readFileSync(f, "utf8")).root === p.root)!;
+    const older = fs.readFileSync(anchor, "utf8");
+    log.append(entry(1));
+    log.append(entry(2));
+    fs.writeFileSync(anchor, older); // the anchor as it was before the last two appends
+    // entries past the anchored head that carry our MAC were written by the key's holder: not a cut
+    expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 3 });
+    log.append(entry(3));
+    expect(JSON.parse(fs.readFileSync(anchor, "utf8")).entries).toBe(4);
+    expect(verifyAudit(p.root)).toMatchObject({ ok: true, entries: 4, anchored: true });
+    // a cut tail is still a cut tail
+    const f = auditFiles(p.root)[0]!;
+    fs.writeFileSync(f, fs.readFileSync(f, "utf8").split("\n").slice(0, 2).join("\n") + "\n");
+    expect(verifyAudit(p.root).first_bad?.reason).toBe("head_mismatch");
+  });
+
+  it("two processes taking the writer lock at the same instant: exactly one wins, with and without a dead holder's lock in place", async () => {
+    p = makeProject({});
+    const lock = path.join(p.root, ".codemem/audit/writer.lock");
+    // Each child waits for "go", tries the lock, says won/lost, and on "release" lets it go.
+    const script = `
+      const { AuditLog } = await import(${JSON.stringify(path.resolve("dist/client/audit.js"))});
+      const rl = (await import("node:readline")).createInterface({ input: process.stdin });
+      let held;
+      for await (const line of rl) {
+        if (line === "go") {
+          try { held = new AuditLog(${JSON.stringify(p.root)}, { exclusive: true }); console.log("won"); }
+          catch (e) { console.log("lost " + e.code); }
+        } else if (line === "release") { held?.close(); held = undefined; console.log("released"); }
+      }`;
+    const children: ChildProcessWithoutNullStreams[] = [0, 1].map(() => spawn(process.execPath, ["--input-type=module", "-e", script]));
+    const answers = children.map((c) => {
+      const queue: string[] = [];
+      const waiters: ((s: string) => void)[] = [];
+      readline.createInterface({ input: c.stdout }).on("line", (l) => (waiters.length ? waiters.shift()!(l) : queue.push(l)));
+      return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<string>((r) => waiters.push(r)));
+    });
+    const ask = async (cmd: string) => {
+      for (const c of children) c.stdin.write(`${cmd}\n`);
+      return Promise.all(answers.map((a) => a()));
+    };
+    try {
+      for (let round = 0; round < 60; round++) {
+        if (round % 2) fs.writeFileSync(lock, "999999999"); // a dead server's lock left behind
+        const got = await ask("go");
+        expect(got.filter((g) => g === "won").length, `round ${round}: ${got.join(", ")}`).toBe(1);
+        expect(got.filter((g) => g === "lost CONFIG_INVALID").length).toBe(1);
+        await ask("release");
+        expect(fs.existsSync(lock)).toBe(false);
+      }
+    } finally {
+      for (const c of children) c.kill();
+    }
+  }, 60_000);
+
+  it("a log shipped in a repository (chained, but not written under this machine's key) is reported unanchored, before and after a server continues it", () => {
+    const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=m", "-c", "user.email=m@e", ...args], { cwd, encoding: "utf8" });
+    const upstream = makeProject({ "app.py": "def main():\n    return 1\n" }, "codemem-upstream-");
+    try {
+      // A made-up history: well chained, hashes right, MACs under a key nobody here holds.
+      let prev = GENESIS;
+      const lines = ["ceo@example.com", "auditor@example.com", "ceo@example.com"].map((who, i) => {
+        const body = { v: 1, time: `2024-01-0${i + 1}T10:00:00.000Z`, who, role: "admin", tool: "codemem_query", args_sha256: "0".repeat(64), outcome: "ok", prev };
+        const hash = createHash("sha256").update(canonicalJson(body)).digest("hex");
+        prev = hash;
+        return JSON.stringify({ ...body, hash, mac: "f".repeat(64) });
+      });
+      upstream.write(".codemem/audit/audit-20240101.jsonl", lines.join("\n") + "\n");
+      git(upstream.root, "init", "-q");
+      git(upstream.root, "add", "-f", ".");
+      git(upstream.root, "commit", "-qm", "ship an audit log");
+      const parent = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-clone-"));
+      p = { root: path.join(parent, "clone"), write: () => undefined, remove: () => undefined, cleanup: () => fs.rmSync(parent, { recursive: true, force: true }) };
+      git(parent, "clone", "-q", upstream.root, p.root);
+      const report = () => {
+        const out = path.join(parent, "report.json");
+        const said = execFileSync(process.execPath, [path.resolve("dist/client/cli.js"), "audit-report", p.root, "--output", out], { encoding: "utf8" });
+        return { said, r: JSON.parse(fs.readFileSync(out, "utf8")) };
+      };
+      let { said, r } = report();
+      expect(r).toMatchObject({ anchored: false, entries: 3, unanchored_entries: 3, unanchored_by_user: { "ceo@example.com": 2, "auditor@example.com": 1 } });
+      expect(said).toMatch(/not anchored/i);
+      // A server on the clone continues the shipped chain: the shipped entries stay unproven.
+      new AuditLog(p.root).append(entry(0));
+      ({ said, r } = report());
+      expect(r).toMatchObject({ entries: 4, anchored: false, unanchored_entries: 3, unanchored_by_user: { "ceo@example.com": 2, "auditor@example.com": 1 } });
+      expect(said).toMatch(/not anchored/i);
+    } finally {
+      upstream.cleanup();
+    }
   });
 });

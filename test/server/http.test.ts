@@ -5,9 +5,11 @@ import readline from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHttpServer } from "../../dist/client/http.js";
+import { verifyAudit } from "../../dist/client/audit.js";
+import { REFUSALS_AUDITED_PER_MINUTE, startHttpServer } from "../../dist/client/http.js";
 import { parseShimArgs } from "../../dist/client/mcp.js";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import os from "node:os";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 import { httpsFetch, metricValue, selfSignedCert, toolCall } from "./helpers.js";
 
@@ -25,6 +27,12 @@ afterAll(async () => {
   await stopDaemon(p.root);
   p.cleanup();
 });
+
+/** Every entry of a project's audit log, in order. */
+const auditLines = (root: string) =>
+  verifyAudit(root).files.flatMap((f) => fs.readFileSync(f, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>));
+const postTo = (base: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(body) });
 
 const get = async (route: string) => {
   const res = await fetch(`${srv.url}${route}`);
@@ -122,13 +130,14 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     const post = (body: unknown) =>
       fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
     const entries = () => fs.readdirSync(path.join(p.root, ".codemem/audit")).reduce((n, f) => n + fs.readFileSync(path.join(p.root, ".codemem/audit", f), "utf8").trim().split("\n").length, 0);
-    // A batch repeating one id ran every call and audited one.
+    // A batch repeating one id ran every call and audited one. Refused now, in one line naming its count.
     const before = entries();
     const same = [1, 2, 3].map(() => ({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "codemem_stats", arguments: {} } }));
     const r1 = await post(same);
     expect(r1.status).toBe(400);
     expect((await r1.json()).error.code).toBe("DUPLICATE_ID");
-    expect(entries() - before).toBe(3);
+    expect(entries() - before).toBe(1);
+    expect(auditLines(p.root).at(-1)).toMatchObject({ tool: "(batch)", count: 3, outcome: "forbidden", code: "DUPLICATE_ID" });
     // Arguments nested too deep to hash were served unaudited.
     const r2 = await fetch(`${srv.url}/mcp`, {
       method: "POST",
@@ -137,7 +146,7 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     });
     expect(r2.status).toBe(400);
     expect((await r2.json()).error.code).toBe("INVALID_ARGUMENT");
-    expect(entries() - before).toBe(4);
+    expect(entries() - before).toBe(2);
     // An audit log that cannot be written (here its directory replaced by a file, which stops root
     // too): not ready, and calls are refused instead of served unrecorded.
     const dir = path.join(p.root, ".codemem/audit");
@@ -155,6 +164,98 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
       fs.renameSync(`${dir}.aside`, dir);
     }
     expect((await fetch(`${srv.url}/ready`)).status).toBe(200);
+  });
+
+  it("a failed call sharing its id with a ping in one batch is not audited ok: ids must be unique across the batch", async () => {
+    const failing = { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "codemem_no_such_tool", arguments: {} } };
+    const before = auditLines(p.root).length;
+    const shared = await postTo(srv.url, [failing, { jsonrpc: "2.0", id: 9, method: "ping" }]);
+    expect(shared.status).toBe(400);
+    expect((await shared.json()).error.code).toBe("DUPLICATE_ID");
+    let added = auditLines(p.root).slice(before);
+    expect(added).toEqual([expect.objectContaining({ tool: "codemem_no_such_tool", outcome: "forbidden", code: "DUPLICATE_ID" })]);
+    // with ids of their own, each outcome is the call's own
+    const own = await postTo(srv.url, [failing, { jsonrpc: "2.0", id: 10, method: "ping" }]);
+    expect(own.status).toBe(200);
+    added = auditLines(p.root).slice(before + 1);
+    expect(added).toEqual([expect.objectContaining({ tool: "codemem_no_such_tool", outcome: "error" })]);
+  });
+
+  it("bounds refused traffic: past the budget a peer gets 429 unrecorded, one summary line per window; every field capped; /health still served", async () => {
+    const q = makeProject({});
+    const flood = await startHttpServer({ project: q.root, port: 0, rbac: false, trustedProxies: ["127.0.0.1"] });
+    let closed = false;
+    closers.push(async () => closed || flood.close(), async () => q.cleanup());
+    const auditBytes = () => verifyAudit(q.root).files.reduce((n, f) => n + fs.statSync(f).size, 0);
+    // 64 calls for a project the server does not serve: each request refused (403) as a whole.
+    const batch = Array.from({ length: 64 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "codemem_stats", arguments: { project_path: os.tmpdir() } } }));
+    const statuses: number[] = [];
+    let retryAfter = "";
+    for (let round = 0; round < 8; round++) {
+      const [health, ...refused] = await Promise.all([fetch(`${flood.url}/health`), ...Array.from({ length: 10 }, () => postTo(flood.url, batch))]);
+      expect(health.status).toBe(200);
+      for (const r of refused) {
+        statuses.push(r.status);
+        if (r.status === 429) retryAfter = r.headers.get("retry-after") ?? "";
+        await r.arrayBuffer();
+      }
+    }
+    expect(statuses.filter((s) => s === 403).length).toBeGreaterThanOrEqual(REFUSALS_AUDITED_PER_MINUTE);
+    const suppressed = statuses.filter((s) => s === 429).length;
+    expect(suppressed).toBeGreaterThan(0);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    // A user name the size of a header is cut, not stored whole.
+    await postTo(flood.url, batch.slice(0, 1), { "x-forwarded-user": "u".repeat(8000) });
+    // Over a minute's budget (two, should the flood straddle a window), not 80 × 64 lines (2.3 MB before).
+    expect(auditBytes()).toBeLessThan(2 * (REFUSALS_AUDITED_PER_MINUTE + 2) * 1000);
+    await flood.close();
+    closed = true;
+    const lines = auditLines(q.root);
+    for (const l of lines) expect(JSON.stringify(l).length).toBeLessThan(1000);
+    expect(lines.find((l) => String(l.who).startsWith("uuu"))!.who.length).toBeLessThan(300);
+    // every refusal is accounted for: recorded one by one, or counted in a summary line
+    const summaries = lines.filter((l) => l.code === "REFUSALS_SUPPRESSED");
+    expect(summaries.length).toBeGreaterThanOrEqual(1);
+    expect(summaries.reduce((n, l) => n + l.count, 0)).toBe(suppressed);
+    expect(lines.filter((l) => l.who === "anonymous" && l.code === "RBAC_FORBIDDEN").length + suppressed).toBe(80);
+    expect(verifyAudit(q.root)).toMatchObject({ ok: true, anchored: true });
+  });
+
+  it("an audit anchor that cannot be written: not ready and calls refused, and the chain verifies once it can be written again", async () => {
+    // A state directory of this test's own, so other test files' anchors are untouched.
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), "codemem-test-state-"));
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = state;
+    const q = makeProject({});
+    const s = await startHttpServer({ project: q.root, port: 0, rbac: false, trustedProxies: [] });
+    const call = () => postTo(s.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "codemem_no_such_tool", arguments: {} } });
+    try {
+      expect((await call()).status).toBe(200);
+      // The anchors' directory replaced by a file: this fails for root too (chmod would not).
+      const dir = path.join(state, "codemem", "audit-anchors");
+      expect(fs.readdirSync(dir).length).toBe(1);
+      fs.renameSync(dir, `${dir}.aside`);
+      fs.writeFileSync(dir, "not a directory");
+      try {
+        const ready = await fetch(`${s.url}/ready`);
+        expect(ready.status).toBe(503);
+        expect((await ready.json()).reason).toMatch(/AUDIT_UNAVAILABLE/);
+        const refused = await call();
+        expect(refused.status).toBe(503);
+        expect((await refused.json()).error.code).toBe("AUDIT_UNAVAILABLE");
+      } finally {
+        fs.rmSync(dir);
+        fs.renameSync(`${dir}.aside`, dir);
+      }
+      expect((await call()).status).toBe(200);
+      expect(verifyAudit(q.root)).toMatchObject({ ok: true, entries: 2, anchored: true });
+    } finally {
+      await s.close();
+      process.env.XDG_STATE_HOME = saved;
+      q.cleanup();
+      fs.rmSync(state, { recursive: true, force: true });
+    }
   });
 
   it("serves HTTPS with --tls-cert/--tls-key and refuses unreadable TLS files clearly", async () => {

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAudit } from "../../dist/client/audit.js";
 import { startHttpServer } from "../../dist/client/http.js";
-import { limitFor, permissionOf, RateLimiter, roleFor, AddressRanges } from "../../dist/client/rbac.js";
+import { limitFor, permissionOf, RateLimiter, RefusalBudget, roleFor, AddressRanges } from "../../dist/client/rbac.js";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 import { metricValue, rpc, toolCall } from "./helpers.js";
@@ -54,6 +54,22 @@ describe("RBAC and rate limits", () => {
     for (let i = 0; i < 3; i++) expect(rl.take("u", 3, 1000 + i).ok).toBe(true);
     expect(rl.take("u", 3, 1010)).toEqual({ ok: false, retryAfterSeconds: 60 });
     expect(rl.take("u", 3, 61_001).ok).toBe(true); // the first call left the window
+  });
+
+  it("refusals past a key's budget are counted, not recorded, and each window that suppressed some is summarised once", () => {
+    const b = new RefusalBudget(2, 60_000);
+    expect([b.take("p:1", "anonymous", "1", 0).record, b.take("p:1", "anonymous", "1", 10).record]).toEqual([true, true]);
+    expect(b.take("p:1", "anonymous", "1", 20_000)).toEqual({ record: false, retryAfterSeconds: 40 });
+    b.take("p:1", "anonymous", "1", 30_000);
+    expect(b.take("p:2", "anonymous", "2", 30_000).record).toBe(true); // another peer has its own budget
+    expect(b.drain(59_999)).toEqual([]); // nothing has ended yet
+    // the next refusal after the window starts a new one and hands back the old one's count
+    expect(b.take("p:1", "anonymous", "1", 70_000)).toEqual({ record: true, retryAfterSeconds: 60, ended: { who: "anonymous", peer: "1", suppressed: 2, start: 0, end: 60_000 } });
+    for (let i = 0; i < 3; i++) b.take("p:1", "anonymous", "1", 71_000);
+    // the sweep drops ended windows and returns only those that suppressed refusals; at shutdown, all
+    expect(b.drain(100_000)).toEqual([]);
+    expect(b.drain(100_000, true)).toEqual([{ who: "anonymous", peer: "1", suppressed: 2, start: 70_000, end: 100_000 }]);
+    expect(b.drain(200_000, true)).toEqual([]);
   });
 
   it("a viewer can list and query through the SDK client, but not build", async () => {

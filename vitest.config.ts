@@ -6,8 +6,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Deadlines catch hangs, not slowness: the suite must pass on two cores running other work (load ~16).
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // Daemon and build tests spawn processes and parse real trees; two cores, so keep it modest.
     maxWorkers: 2,
     // Trust records (`codemem trust`, shared/trust.ts) go to a config dir of this run, not the user's.

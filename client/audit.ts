@@ -4,6 +4,7 @@ import path from "node:path";
 import { resolveProcessSettings } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import { stateDirs, writeFileAtomic } from "../shared/paths.js";
+import { ensureOwnDir, openOwnAppend } from "../shared/own-files.js";
 
 /**
  * Audit log: one JSON line per tool call under `.codemem/audit/audit-YYYYMMDD[.N].jsonl`, each
@@ -250,10 +251,10 @@ export class AuditLog {
    * takeover lock, so two starters cannot both replace it.
    */
   private takeLock(): void {
-    fs.mkdirSync(this.dir, { recursive: true });
+    ensureOwnDir(this.dir);
     const file = path.join(this.dir, "writer.lock");
     const mine = `${file}.${process.pid}-${randomBytes(4).toString("hex")}`;
-    fs.writeFileSync(mine, String(process.pid));
+    fs.writeFileSync(mine, String(process.pid), { flag: "wx" });
     try {
       for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
         if (linkNew(mine, file)) {
@@ -309,7 +310,7 @@ export class AuditLog {
    */
   append(input: AuditInput): AuditEntry {
     const now = (this.opts.now ?? (() => new Date()))();
-    fs.mkdirSync(this.dir, { recursive: true });
+    ensureOwnDir(this.dir);
     const files = auditFiles(this.root);
     const newest = files.at(-1);
     let prev = GENESIS;
@@ -351,7 +352,12 @@ export class AuditLog {
     const line = JSON.stringify(full) + "\n";
     const staged = stageAnchor({ ...anchor, entries: anchor.entries + 1, head: hash });
     try {
-      fs.appendFileSync(this.target(newest, now, Buffer.byteLength(line)), line);
+      const fd = openOwnAppend(this.target(newest, now, Buffer.byteLength(line))); // a shipped link is refused
+      try {
+        fs.writeSync(fd, line);
+      } finally {
+        fs.closeSync(fd);
+      }
     } catch (err) {
       staged.discard();
       throw err;
@@ -375,7 +381,7 @@ export class AuditLog {
   /** Whether entries can be written now: the log's directory and newest file, and the anchor outside the project. */
   writable(): boolean {
     try {
-      fs.mkdirSync(this.dir, { recursive: true });
+      ensureOwnDir(this.dir);
       fs.accessSync(this.dir, fs.constants.W_OK);
       const newest = auditFiles(this.root).at(-1);
       if (newest) fs.accessSync(newest, fs.constants.W_OK);

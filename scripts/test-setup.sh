@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the tests need beyond npm packages, installed or started only when missing (npm's `pretest`):
+# What the tests need beyond npm packages, installed or started only when missing (run by `npm test`, scripts/test.sh):
 # Debian's Chromium (the canvas test drives it with playwright-core), nginx and openssl (the server
 # test's auth_request proxy and TLS certificates), PostgreSQL 15 + pgvector (scripts/setup-postgres.sh).
 # Installing needs root: run as root, or with passwordless sudo (used only when something is missing).

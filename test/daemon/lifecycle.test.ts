@@ -97,7 +97,7 @@ describe("daemon lifecycle", () => {
     await closeConnections();
     const second = (await callDaemon(root, "ping", {})) as { pid: number };
     expect(second.pid).not.toBe(first.pid);
-    await waitFor("the orphaned daemon to exit", () => !daemonPids(root).includes(first.pid), 6000);
+    await waitFor("the orphaned daemon to exit", () => !daemonPids(root).includes(first.pid), 60_000);
     // Node unlinks a Unix server's path when it closes: the orphan's exit took the successor's
     // socket with it, and the successor stepped down at its next ownership check (every 2 s).
     await new Promise((r) => setTimeout(r, 2500));
@@ -123,7 +123,7 @@ describe("daemon lifecycle", () => {
     expect(daemonPids(root)).toEqual([pid]);
 
     await closeConnections();
-    await waitFor("the idle daemon to exit", () => daemonPids(root).length === 0, 15_000);
+    await waitFor("the idle daemon to exit", () => daemonPids(root).length === 0, 60_000);
     const files = daemonFiles(root);
     expect(fs.existsSync(files.socket)).toBe(false);
     expect(fs.existsSync(files.lock)).toBe(false);

@@ -81,7 +81,7 @@ describe("callDaemon", () => {
     expect(pids.size).toBe(1);
     const [pid] = pids;
     // Losing starters exit on their own, quickly.
-    await waitFor("losing daemons to exit", () => daemonPids(root).length === 1, 5000);
+    await waitFor("losing daemons to exit", () => daemonPids(root).length === 1, 60_000);
     expect(daemonPids(root)).toEqual([pid]);
 
     await callDaemon(root, "build", { project_path: root });
@@ -119,7 +119,7 @@ describe("callDaemon", () => {
         request(3, "cancel_build", {}, 1002) +
         request(4, "cancel_build", {}, 1003),
     );
-    await waitFor("four replies", () => replies.size === 4, 30_000);
+    await waitFor("four replies", () => replies.size === 4, 60_000);
     sock.destroy();
     expect(replies.get(3)!.result).toEqual({ cancelled: true });
     expect(replies.get(4)!.result).toEqual({ cancelled: false });

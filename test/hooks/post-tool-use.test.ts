@@ -93,13 +93,14 @@ describe("post-tool-use hook as a real process", () => {
     expect(last?.text).toBe(stdout);
     expect(last?.tool).toBe("Bash");
     // The detached child logs the saving, counted in o200k tokens, and the touched file.
-    const ev = await waitFor(() => hookEvents(root).find((e) => e.hook === "post_tool_use"), 8000);
+    const ev = await waitFor(() => hookEvents(root).find((e) => e.hook === "post_tool_use"), 60_000);
     expect(ev).toMatchObject({ tool: "Bash", delivery: "updatedToolOutput", files: ["src/calc.ts"] });
     expect(ev!.tokens_saved as number).toBeGreaterThan(1000);
     expect(ev!.tokens_saved).toBe((ev!.original_tokens as number) - (ev!.tokens as number));
   });
 
-  it("stays under 1 s and exits 0 when the daemon socket accepts but never answers", async () => {
+  // How fast it gives up is measured in bench:hooks; here, that it gives up at all.
+  it("exits 0 without the daemon's answer when the daemon socket accepts but never answers", async () => {
     const root = project();
     const { daemonFiles } = await import("../../dist/client/socket-path.js");
     const sock = daemonFiles(root).socket;
@@ -110,9 +111,8 @@ describe("post-tool-use hook as a real process", () => {
       const r = await runHook("post-tool-use.js", bashPayload(root, passing), root);
       expect(r.code).toBe(0);
         expect(JSON.parse(r.stdout).hookSpecificOutput.updatedToolOutput.stdout.length).toBeLessThan(passing.length);
-      const ev = await waitFor(() => hookEvents(root).find((e) => e.hook === "post_tool_use"), 8000);
+      const ev = await waitFor(() => hookEvents(root).find((e) => e.hook === "post_tool_use"), 60_000);
       expect(ev).toMatchObject({ daemon: false });
-      expect(ev!.ms as number).toBeLessThan(1500);
     } finally {
       hung.close();
     }
@@ -129,7 +129,7 @@ describe("post-tool-use hook as a real process", () => {
     });
     const e = await runHook("post-tool-use.js", edit, root);
     expect(e).toMatchObject({ code: 0, stdout: "" });
-    const ev = await waitFor(() => hookEvents(root).find((x) => x.tool === "Edit"), 8000);
+    const ev = await waitFor(() => hookEvents(root).find((x) => x.tool === "Edit"), 60_000);
     expect(ev).toMatchObject({ files: ["src/calc.ts"], tokens_saved: 0, delivery: "none" });
     for (const bad of ["", "{not json", "[]", JSON.stringify({ tool_name: "Bash", tool_response: 42 })]) {
       const b = await runHook("post-tool-use.js", bad, root);
@@ -166,13 +166,12 @@ describe("store-last", () => {
 });
 
 describe("session-start hook", () => {
-  it("exits 0 within its cap and prints either nothing or the documented SessionStart shape", async () => {
+  it("exits 0 and prints either nothing or the documented SessionStart shape", async () => {
     const root = project();
     const payload = JSON.stringify({ session_id: "s", transcript_path: "/tmp/t.jsonl", cwd: root, hook_event_name: "SessionStart", source: "startup" });
     const r = await runHook("session-start.js", payload, root);
     try {
       expect(r.code).toBe(0);
-      expect(r.ms).toBeLessThan(3500);
       if (r.stdout) {
         const out = JSON.parse(r.stdout);
         expect(out.hookSpecificOutput.hookEventName).toBe("SessionStart");

@@ -187,7 +187,8 @@ describe("recursive query", () => {
     const oldUrl = process.env.CODEMEM_LLM_BASE_URL;
     process.env.PROVIDER_API_KEY = "test-key";
     process.env.CODEMEM_LLM_BASE_URL = `http://127.0.0.1:${port}/v1`;
-    fs.writeFileSync(path.join(p.root, "codemem.toml"), "[llm]\ntimeout_ms = 300\n[llm.models]\nfast = \"tiny-fast\"\nreliable = \"tiny-reliable\"\n");
+    // 3 s: the stand-in answers at once and only "hang" must time out (300 ms timed out the answers too under load).
+    fs.writeFileSync(path.join(p.root, "codemem.toml"), "[llm]\ntimeout_ms = 3000\n[llm.models]\nfast = \"tiny-fast\"\nreliable = \"tiny-reliable\"\n");
     const e = await ProjectEngine.open(p.root, { sideEffects: false });
     try {
       const q = { project_path: p.root, question: "How is the order total computed and how are payments retried?" };

@@ -331,9 +331,7 @@ describe("an unreachable database", () => {
       await engine.build({ project_path: p.root });
       const before = await engine.search({ project_path: p.root, query: "charge a credit card", limit: 3 });
       const choice = fs.readFileSync(path.join(p.root, ".codemem/store.json"), "utf8");
-      const t = Date.now();
       await expectCode(engine.build({ project_path: p.root, backend: "postgres", db_url: "postgres://codemem@127.0.0.1:1/codemem" }), "BACKEND_UNREACHABLE");
-      expect(Date.now() - t).toBeLessThan(15_000);
       expect(fs.readFileSync(path.join(p.root, ".codemem/store.json"), "utf8")).toBe(choice);
       const after = await engine.search({ project_path: p.root, query: "charge a credit card", limit: 3 });
       expect(after.results).toEqual(before.results);

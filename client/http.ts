@@ -386,6 +386,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       sendJson(res, 403, { error: { code: "FORBIDDEN_HOST", message: `Host ${JSON.stringify(req.headers.host ?? "")} is not a name of this server; the operator can add it with --allow-host.` } });
       return;
     }
+    // Another site's page may still send to a name we answer (no-cors requests): not from a browser then.
+    if (!names.allowsOrigin(req.headers.origin)) {
+      sendJson(res, 403, { error: { code: "FORBIDDEN_ORIGIN", message: `requests from pages of ${JSON.stringify(req.headers.origin)} are not served; the operator can add its name with --allow-host.` } });
+      return;
+    }
     if (url.pathname === "/mcp") return handleMcp(req, res);
     if (req.method !== "GET" && req.method !== "HEAD") {
       sendJson(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: `${req.method} ${url.pathname} is not served; use GET.` } }, { allow: "GET" });

@@ -42,6 +42,7 @@ export class HostNames {
   constructor(bound: string, extra: readonly string[] = []) {
     const b = normal(bound);
     if (WILDCARDS.has(b)) {
+      if (b) this.names.add(b); // the URL the server prints for itself
       for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) this.names.add(normal(a.address.replace(/%.*$/, "")));
       this.names.add(normal(os.hostname()));
     } else this.names.add(b);
@@ -58,6 +59,17 @@ export class HostNames {
   allows(header: string | undefined): boolean {
     const name = header === undefined ? undefined : hostOf(header);
     return name !== undefined && this.names.has(name);
+  }
+
+  /** Whether a browser's Origin (absent from other clients) is a page served under one of these names. */
+  allowsOrigin(origin: string | undefined): boolean {
+    if (origin === undefined) return true;
+    try {
+      const o = new URL(origin);
+      return (o.protocol === "http:" || o.protocol === "https:") && this.allows(o.host);
+    } catch {
+      return false; // "null" (sandboxed frames, file:) and garbage
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAudit } from "../../dist/client/audit.js";
 import { startHttpServer } from "../../dist/client/http.js";
+import { parseShimArgs } from "../../dist/client/mcp.js";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
 import { ACCEPT, findNginx, freePort, toolCall } from "./helpers.js";
@@ -218,6 +219,14 @@ http {
     }
   });
 
+  it("codemem-mcp takes --socket, --socket-group, --proxy-secret-file and --allow-host in server mode only", () => {
+    const o = parseShimArgs([p.root, "--socket", "/run/cm/mcp.sock", "--socket-group", "www-data", "--proxy-secret-file", "/etc/cm/secret", "--allow-host", "mcp.internal"]);
+    expect(o.http).toMatchObject({ port: undefined, socket: "/run/cm/mcp.sock", socketGroup: "www-data", proxySecretFile: "/etc/cm/secret", allowHosts: ["mcp.internal"] });
+    for (const flag of [["--socket-group", "g"], ["--proxy-secret-file", "/f"], ["--allow-host", "x"]]) {
+      expect(() => parseShimArgs([p.root, ...flag])).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+  });
+
   it("a proxy secret must be private and long; a socket and a port are exclusive", async () => {
     const weak = path.join(p.root, "weak-secret");
     fs.writeFileSync(weak, "short\n", { mode: 0o600 });
@@ -251,6 +260,11 @@ describe("DNS rebinding", () => {
       // Old code: served, so a page of evil.example rebound to this address read /status and called tools.
       expect(await getWithHost(srv.url, `evil.example:${port}`)).toEqual({ status: 403, code: "FORBIDDEN_HOST" });
       expect(await getWithHost(srv.url, "127.0.0.1.evil.example")).toEqual({ status: 403, code: "FORBIDDEN_HOST" });
+      // Another site's page sending to a name the server does answer (a no-cors request).
+      const fromPage = await toolCall(srv.url, "codemem_stats", {}, { origin: "https://evil.example" });
+      expect(fromPage.status).toBe(403);
+      expect(fromPage.body.error.code).toBe("FORBIDDEN_ORIGIN");
+      expect((await toolCall(srv.url, "codemem_stats", {}, { origin: `http://mcp.internal:${port}` })).status).toBe(200);
     } finally {
       await srv.close();
     }

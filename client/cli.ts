@@ -247,10 +247,11 @@ export function program(): Command {
 
   p.command("serve").description("Open the live canvas: the code graph, pulsing as tools are used by any agent").argument("[path]", PATH_HELP)
     .option("--port <n>", "port (default 7777, random if busy)", (v) => Number(v)).option("--host <host>", "address to bind (default 127.0.0.1)")
+    .option("--allow-host <name>", "another name browsers reach the canvas by (repeatable; loopback and the bound address always work)", (v, all: string[] = []) => [...all, v])
     .action(async (dir, o) => {
       const root = rootOf(dir);
       const { startCanvas } = await import("../daemon/canvas/server.js");
-      const canvas = await startCanvas(root, { ...(o.port !== undefined ? { port: o.port } : {}), ...(o.host ? { host: o.host } : {}) });
+      const canvas = await startCanvas(root, { ...(o.port !== undefined ? { port: o.port } : {}), ...(o.host ? { host: o.host } : {}), ...(o.allowHost ? { allowHosts: o.allowHost } : {}) });
       process.stdout.write(`codemem canvas for ${root}: ${canvas.url}\n(Ctrl-C to stop)\n`);
       await new Promise<void>((resolve) => {
         const stop = () => void canvas.close().then(resolve);

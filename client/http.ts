@@ -8,19 +8,32 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { resolveConfig } from "../shared/config.js";
 import { asCodememError, CodememError } from "../shared/errors.js";
+import { HostNames, isLoopbackBind } from "../shared/hostnames.js";
 import { log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
 import { isWithin, resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, canonicalJson, type AuditOutcome } from "./audit.js";
 import { createServer as createMcpServer, type Served } from "./mcp.js";
-import { AddressRanges, DirectorySource, identify, limitFor, RateLimiter, RefusalBudget, roleAllows, type Directory, type Identity, type SuppressedRefusals } from "./rbac.js";
+import { AddressRanges, DirectorySource, identify, limitFor, ProxySecret, RateLimiter, RefusalBudget, roleAllows, type Directory, type Identity, type SuppressedRefusals } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
+import { listenUnix } from "./unix-socket.js";
 
 export interface HttpServerOptions {
   project: string;
-  port: number;
+  /** TCP port; exactly one of port and socket. */
+  port?: number;
   /** Interface to bind; 127.0.0.1 unless told. */
   host?: string;
+  /**
+   * Unix socket to listen on instead of a port, mode 0600 (0660 with socketGroup): only processes
+   * that may open it (the proxy) reach the server, so its identity headers are believed.
+   */
+  socket?: string;
+  socketGroup?: string;
+  /** File holding the secret the proxy sends in X-Codemem-Proxy-Secret; without it in a request, no identity header is believed. */
+  proxySecretFile?: string;
+  /** Further names clients reach the server by, beyond loopback and the bound address (Host header check). */
+  allowHosts?: string[];
   tlsCert?: string;
   tlsKey?: string;
   rbac: boolean;
@@ -123,14 +136,24 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   if (opts.rbac && !opts.directoryFile) {
     throw new CodememError("CONFIG_INVALID", "--rbac-enabled needs a directory file mapping users and groups to roles; pass --directory-file or set CODEMEM_DIRECTORY_FILE.");
   }
-  if (opts.rbac && opts.trustedProxies.length === 0) {
+  if ((opts.port === undefined) === (opts.socket === undefined)) {
+    throw new CodememError("INVALID_ARGUMENT", "the HTTP server listens on a TCP port (--port N) or a Unix socket (--socket PATH): pass exactly one.");
+  }
+  if (opts.socketGroup !== undefined && opts.socket === undefined) {
+    throw new CodememError("INVALID_ARGUMENT", "--socket-group sets the group of the Unix socket; add --socket PATH.");
+  }
+  if (opts.rbac && opts.trustedProxies.length === 0 && opts.socket === undefined) {
     // No proxy is trusted unless named: any local process could otherwise claim any identity.
     throw new CodememError(
       "CONFIG_INVALID",
-      "--rbac-enabled takes identities from an authentication proxy's X-Forwarded-User and X-Forwarded-Groups; name the proxy with --trusted-proxy <its address> (e.g. 127.0.0.1 for nginx on this host) or CODEMEM_TRUSTED_PROXIES.",
+      "--rbac-enabled takes identities from an authentication proxy's X-Forwarded-User and X-Forwarded-Groups; for a proxy on this host listen on --socket PATH (only the proxy may open it), for one on another host name it with --trusted-proxy <its address> (or CODEMEM_TRUSTED_PROXIES).",
     );
   }
   const directory = new DirectorySource(opts.directoryFile);
+  const secret = opts.proxySecretFile ? new ProxySecret(opts.proxySecretFile) : undefined;
+  const host = opts.host ?? "127.0.0.1";
+  // Behind a socket the proxy names the server (nginx sends Host: localhost unless told otherwise).
+  const names = new HostNames(opts.socket ? "localhost" : host, opts.allowHosts);
   if (opts.rateLimitPerMinute !== undefined && (!Number.isInteger(opts.rateLimitPerMinute) || opts.rateLimitPerMinute < 0)) {
     throw new CodememError("INVALID_ARGUMENT", `--rate-limit-per-minute must be an integer ≥ 0 (0 = unlimited); got ${opts.rateLimitPerMinute}.`);
   }
@@ -321,7 +344,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         return;
       }
     }
-    const id = identify(req.socket.remoteAddress, req.headersDistinct, trusted, dir);
+    const peer = opts.socket ? "unix-socket" : req.socket.remoteAddress;
+    const fromProxy = (opts.socket !== undefined || trusted.has(peer)) && (!secret || secret.matches(req.headersDistinct));
+    const id = identify(peer, req.headersDistinct, fromProxy, dir);
     if (messages.length > MAX_BATCH) {
       // One audit line for the whole batch, not one per message.
       refuse(res, id, [{ tool: "(batch)", args: { messages: messages.length } }], { status: 400, code: "BATCH_TOO_LARGE", message: `a batch of ${messages.length} JSON-RPC messages; send at most ${MAX_BATCH} per request.` });
@@ -376,10 +401,21 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    // Network access is for trusted address ranges only (--allow-from), whatever the path.
-    if (!allowed.has(req.socket.remoteAddress)) {
+    // Network access is for trusted address ranges only (--allow-from), whatever the path; a socket's
+    // file mode decides who reaches it.
+    if (!opts.socket && !allowed.has(req.socket.remoteAddress)) {
       rejections.inc({ reason: "address", role: "none" });
       sendJson(res, 403, { error: { code: "FORBIDDEN", message: `${req.socket.remoteAddress ?? "this address"} is not in the server's allowed ranges; the operator can add it with --allow-from.` } });
+      return;
+    }
+    // A page of evil.example whose name was rebound to this address is same-origin to the browser.
+    if (!names.allows(req.headers.host)) {
+      sendJson(res, 403, { error: { code: "FORBIDDEN_HOST", message: `Host ${JSON.stringify(req.headers.host ?? "")} is not a name of this server; the operator can add it with --allow-host.` } });
+      return;
+    }
+    // Another site's page may still send to a name we answer (no-cors requests): not from a browser then.
+    if (!names.allowsOrigin(req.headers.origin)) {
+      sendJson(res, 403, { error: { code: "FORBIDDEN_ORIGIN", message: `requests from pages of ${JSON.stringify(req.headers.origin)} are not served; the operator can add its name with --allow-host.` } });
       return;
     }
     if (url.pathname === "/mcp") return handleMcp(req, res);
@@ -437,17 +473,25 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     audit.close();
     throw new CodememError("CONFIG_INVALID", `TLS certificate or key is not usable (${(err as Error).message}); pass a PEM certificate and its matching private key.`);
   }
-  const host = opts.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => {
-      audit.close();
-      reject(new CodememError("INVALID_ARGUMENT", `cannot listen on ${host}:${opts.port} (${err.code ?? err.message}); choose another --port or --host.`));
-    });
-    server.listen(opts.port, host, () => resolve());
-  });
+  try {
+    if (opts.socket) await listenUnix(server, opts.socket, opts.socketGroup);
+    else {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", (err: NodeJS.ErrnoException) => {
+          reject(new CodememError("INVALID_ARGUMENT", `cannot listen on ${host}:${opts.port} (${err.code ?? err.message}); choose another --port or --host.`));
+        });
+        server.listen(opts.port, host, () => resolve());
+      });
+    }
+  } catch (err) {
+    audit.close();
+    throw err;
+  }
   const addr = server.address() as AddressInfo;
-  const url = `${tls ? "https" : "http"}://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  const scheme = tls ? "https" : "http";
+  const url = opts.socket ? `${scheme}+unix://${encodeURIComponent(opts.socket)}` : `${scheme}://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
   log.info("http server listening", { url, project, rbac: opts.rbac, tls: Boolean(tls) });
+  warnExposure(opts, host, Boolean(tls), trusted, secret);
   return {
     url,
     close: () =>
@@ -461,4 +505,24 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         server.closeAllConnections();
       }),
   };
+}
+
+/** Start-up warnings for setups that let others in: a loopback proxy without a secret, a network bind without TLS or RBAC. */
+function warnExposure(opts: HttpServerOptions, host: string, tls: boolean, trusted: AddressRanges, secret: ProxySecret | undefined): void {
+  if (!opts.socket && !secret && (trusted.has("127.0.0.1") || trusted.has("::1"))) {
+    log.warn("a loopback address is a trusted proxy: every local user's process can connect to the port and claim any identity in X-Forwarded-User", {
+      code: "TRUSTED_PROXY_LOOPBACK",
+      trusted_proxies: opts.trustedProxies,
+      fix: "listen on --socket PATH (owner-only; nginx: proxy_pass http://unix:PATH:) or add --proxy-secret-file FILE",
+    });
+  }
+  if (!opts.socket && !isLoopbackBind(host) && (!tls || !opts.rbac)) {
+    log.warn("listening beyond this machine without " + [...(tls ? [] : ["TLS"]), ...(opts.rbac ? [] : ["RBAC"])].join(" or "), {
+      code: "NETWORK_WITHOUT_TLS_OR_RBAC",
+      host,
+      tls,
+      rbac: opts.rbac,
+      fix: "add --tls-cert/--tls-key and --rbac-enabled, or bind 127.0.0.1 behind a proxy",
+    });
+  }
 }

@@ -35,7 +35,7 @@ export interface ShimOptions {
   http?: Omit<HttpServerOptions, "project" | "auditMaxBytes" | "served">;
 }
 
-const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "allow-from", "directory-file"] as const;
+const HTTP_ONLY_FLAGS = ["host", "tls-cert", "tls-key", "rbac-enabled", "rate-limit-per-minute", "trusted-proxy", "allow-from", "directory-file", "socket-group", "proxy-secret-file", "allow-host"] as const;
 
 function intFlag(v: string, flag: string, max: number): number {
   const n = Number(v);
@@ -43,6 +43,16 @@ function intFlag(v: string, flag: string, max: number): number {
     throw new CodememError("INVALID_ARGUMENT", `--${flag} must be an integer from 0 to ${max}; got "${v}".`);
   }
   return n;
+}
+
+/** --socket, --socket-group, --proxy-secret-file, --allow-host: absolute paths, set ones only. */
+function httpListenFlags(values: Record<string, unknown>): Partial<NonNullable<ShimOptions["http"]>> {
+  const out: Partial<NonNullable<ShimOptions["http"]>> = {};
+  if (values.socket !== undefined) out.socket = path.resolve(values.socket as string);
+  if (values["socket-group"] !== undefined) out.socketGroup = values["socket-group"] as string;
+  if (values["proxy-secret-file"] !== undefined) out.proxySecretFile = path.resolve(values["proxy-secret-file"] as string);
+  if (values["allow-host"] !== undefined) out.allowHosts = values["allow-host"] as string[];
+  return out;
 }
 
 export function parseShimArgs(argv: string[]): ShimOptions {
@@ -65,6 +75,10 @@ export function parseShimArgs(argv: string[]): ShimOptions {
         "trusted-proxy": { type: "string", multiple: true },
         "allow-from": { type: "string", multiple: true },
         "directory-file": { type: "string" },
+        socket: { type: "string" },
+        "socket-group": { type: "string" },
+        "proxy-secret-file": { type: "string" },
+        "allow-host": { type: "string", multiple: true },
       },
     });
   } catch (err) {
@@ -78,15 +92,16 @@ export function parseShimArgs(argv: string[]): ShimOptions {
     throw new CodememError("PATH_RELATIVE", `project path "${project}" is relative; hosts must pass an absolute path (e.g. "${path.resolve(project)}").`);
   }
   let httpOpts: ShimOptions["http"];
-  if (values.port !== undefined) {
+  if (values.port !== undefined || values.socket !== undefined) {
     const env = resolveProcessSettings().server;
     const rate = values["rate-limit-per-minute"] as string | undefined;
     const proxies = values["trusted-proxy"] as string[] | undefined;
     const allowFrom = values["allow-from"] as string[] | undefined;
     const directoryFile = (values["directory-file"] as string | undefined) ?? env.directoryFile;
     httpOpts = {
-      port: intFlag(values.port as string, "port", 65535),
+      port: values.port !== undefined ? intFlag(values.port as string, "port", 65535) : undefined,
       host: values.host as string | undefined,
+      ...httpListenFlags(values),
       tlsCert: values["tls-cert"] as string | undefined,
       tlsKey: values["tls-key"] as string | undefined,
       rbac: (values["rbac-enabled"] as boolean | undefined) ?? env.rbacEnabled ?? false,
@@ -101,7 +116,7 @@ export function parseShimArgs(argv: string[]): ShimOptions {
   } else {
     for (const flag of HTTP_ONLY_FLAGS) {
       if (values[flag] !== undefined) {
-        throw new CodememError("INVALID_ARGUMENT", `--${flag} belongs to the HTTP server mode; add --port N, or run codemem-mcp over stdio without it.`);
+        throw new CodememError("INVALID_ARGUMENT", `--${flag} belongs to the HTTP server mode; add --port N (or --socket PATH), or run codemem-mcp over stdio without it.`);
       }
     }
   }

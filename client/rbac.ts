@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import { CodememError } from "../shared/errors.js";
@@ -148,17 +149,56 @@ export interface Identity {
 export const USER_HEADER = "x-forwarded-user";
 export const GROUPS_HEADER = "x-forwarded-groups";
 
+/** The header a proxy adds to prove it is the proxy (`--proxy-secret-file`). */
+export const PROXY_SECRET_HEADER = "x-codemem-proxy-secret";
+const MIN_SECRET_CHARS = 16;
+
+/**
+ * The secret the authentication proxy adds to every request: a trusted address alone is any local
+ * process when the proxy is on this host. Read from a file (first line) that other users cannot read.
+ */
+export class ProxySecret {
+  private readonly digest: Buffer;
+
+  constructor(readonly file: string) {
+    let st: fs.Stats;
+    let text: string;
+    try {
+      st = fs.statSync(file);
+      text = fs.readFileSync(file, "utf8");
+    } catch (err) {
+      throw new CodememError("CONFIG_INVALID", `proxy secret file ${file} cannot be read (${(err as NodeJS.ErrnoException).code}); pass a readable file with --proxy-secret-file.`, { file });
+    }
+    if (st.mode & 0o004) {
+      throw new CodememError("CONFIG_INVALID", `proxy secret file ${file} is readable by every user (mode ${(st.mode & 0o777).toString(8)}): any of them could pose as the proxy; run chmod o-r ${file}.`, { file });
+    }
+    const secret = text.split("\n")[0]!.trim();
+    if (secret.length < MIN_SECRET_CHARS) {
+      throw new CodememError("CONFIG_INVALID", `proxy secret in ${file} has ${secret.length} characters; use at least ${MIN_SECRET_CHARS} random ones (e.g. \`openssl rand -hex 32 > ${file}\`).`, { file });
+    }
+    this.digest = createHash("sha256").update(secret).digest();
+  }
+
+  /** Whether the request carries the secret exactly once; compared in constant time (digests of equal length). */
+  matches(headers: Record<string, string[] | undefined>): boolean {
+    const values = headers[PROXY_SECRET_HEADER] ?? [];
+    if (values.length !== 1) return false;
+    return timingSafeEqual(createHash("sha256").update(values[0]!.trim()).digest(), this.digest);
+  }
+}
+
 /**
  * Identity bound at the transport: user and groups from the proxy's X-Forwarded-User and
- * X-Forwarded-Groups, believed only when the TCP peer is a configured trusted proxy; the role comes
+ * X-Forwarded-Groups, believed only when the request came from the proxy (`fromProxy`: through the
+ * owner-only Unix socket, or from a --trusted-proxy address, with the proxy secret when one is set); the role comes
  * from the directory, never from the request. No other header names an identity (a proxy that
  * sets only these passes a client's own X-Auth-Request-Groups through untouched), and a header
  * given twice is refused rather than merged (`readers` + `admins` read as "readers, admins").
  * `headers` are Node's `headersDistinct`: every value of a repeated header.
  */
-export function identify(peer: string | undefined, headers: Record<string, string[] | undefined>, trusted: AddressRanges, dir: Directory): Identity {
+export function identify(peer: string | undefined, headers: Record<string, string[] | undefined>, fromProxy: boolean, dir: Directory): Identity {
   const id: Identity = { groups: [], peer: peer ?? "unknown" };
-  if (!trusted.has(peer)) return id;
+  if (!fromProxy) return id;
   const one = (name: string): string | undefined => {
     const values = headers[name] ?? [];
     if (values.length > 1) id.ambiguous ??= name;

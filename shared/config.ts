@@ -170,7 +170,22 @@ function checkDbUrl(url: string, where: string): string {
       `${where} contains a password; remove it (${redactDbUrl(url)}) and set CODEMEM_DB_PASSWORD or CODEMEM_DB_PASSWORD_FILE instead, so it never appears in process lists or logs.`,
     );
   }
+  // pg applies every parameter in turn, so a repeated one takes its last value while a reader of
+  // the first (URLSearchParams.get) would check another host or sslmode than the one connected to.
+  const repeated = [...new Set([...u.searchParams.keys()].filter((k) => u.searchParams.getAll(k).length > 1))];
+  if (repeated.length > 0) {
+    throw new CodememError(
+      "CONFIG_INVALID",
+      `${where} sets ${repeated.map((k) => `"${k}"`).join(" and ")} more than once (${redactUrlText(url)}); keep one ${repeated[0]}= parameter with the value you mean.`,
+      { parameters: repeated },
+    );
+  }
   return url;
+}
+
+/** A query parameter as pg reads it: the last occurrence wins, an empty value counts as unset. */
+function driverParam(u: URL, name: string): string | undefined {
+  return u.searchParams.getAll(name).at(-1) || undefined;
 }
 
 /** Any text that may hold a URL, with the password of `user:password@` and `password=` parameters masked. */
@@ -178,10 +193,10 @@ export function redactUrlText(text: string): string {
   return text.replace(/(\/\/[^/@\s:]*:)[^@\s]*@/g, "$1***@").replace(/((?:^|[?&;\s])password=)[^&;\s]*/gi, "$1***");
 }
 
-/** The host a postgres:// URL connects to, as pg reads it (a `host` parameter wins over the authority). */
+/** The host a postgres:// URL connects to, as pg reads it (a non-empty `host` parameter, its last, wins over the authority). */
 export function dbHost(url: string): string {
   const u = new URL(url);
-  return u.searchParams.get("host") ?? (decodeURIComponent(u.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost");
+  return driverParam(u, "host") ?? (decodeURIComponent(u.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost");
 }
 
 /** This machine: a loopback name or address, or (PostgreSQL) a Unix socket directory. */
@@ -514,7 +529,7 @@ function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<stri
   const fromRecord = recorded?.backend === backend ? recorded : undefined;
   const tomlUrl = str(t, "db_url", file, "store");
   const userUrl = flags.dbUrl !== undefined ? checkDbUrl(flags.dbUrl, "--db-url") : env.CODEMEM_DB_URL ? checkDbUrl(env.CODEMEM_DB_URL, "CODEMEM_DB_URL") : undefined;
-  const recordedUrl = userUrl === undefined ? fromRecord?.db_url : undefined;
+  const recordedUrl = userUrl === undefined && fromRecord?.db_url !== undefined ? checkDbUrl(fromRecord.db_url, `${stateDirs(root).storeChoice}: db_url`) : undefined;
   const projectUrl = userUrl === undefined && recordedUrl === undefined && tomlUrl !== undefined ? checkDbUrl(tomlUrl, `${file}: [store] db_url`) : undefined;
   const tomlPasswordFile = str(t, "password_file", file, "store");
   const projectPasswordFile = env.CODEMEM_DB_PASSWORD || env.CODEMEM_DB_PASSWORD_FILE ? undefined : tomlPasswordFile;
@@ -551,8 +566,8 @@ function resolveStore(root: string, flags: ConfigFlags, env: Env, t: Record<stri
 /** A password may go to another machine only over TLS (pg then always encrypts: sslmode=require or stronger). */
 function cleartextRefusal(dbUrl: string): Refusal | undefined {
   const host = dbHost(dbUrl);
-  const sslmode = new URL(dbUrl).searchParams.get("sslmode");
-  if (isLocalHost(host) || (sslmode !== null && TLS_SSLMODES.includes(sslmode))) return undefined;
+  const sslmode = driverParam(new URL(dbUrl), "sslmode");
+  if (isLocalHost(host) || (sslmode !== undefined && TLS_SSLMODES.includes(sslmode))) return undefined;
   return {
     code: "INSECURE_TRANSPORT",
     message: `The database password would travel in cleartext to ${host}, which is not this machine (${redactDbUrl(dbUrl)}). Add ?sslmode=verify-full (or require) to the URL so the connection is encrypted.`,

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { WebSocketServer, WebSocket } from "ws";
 import { EventTail, onEvent, type CodememEvent } from "../../shared/events.js";
 import { asCodememError } from "../../shared/errors.js";
+import { HostNames } from "../../shared/hostnames.js";
 import { log } from "../../shared/log.js";
 import { stateDirs } from "../../shared/paths.js";
 import { loadView, type LoadedView, type ViewEdge } from "./graph-view.js";
@@ -24,6 +25,8 @@ export interface CanvasOptions {
   /** 0 picks a free port; default 7777, or a free port when 7777 is taken. */
   port?: number;
   host?: string;
+  /** Further names clients reach the canvas by (`--allow-host`); loopback and the bound address are always allowed. */
+  allowHosts?: string[];
 }
 
 export interface CanvasHandle {
@@ -76,6 +79,7 @@ const MAX_BUFFERED = 4 * 1024 * 1024;
 export async function startCanvas(root: string, opts: CanvasOptions = {}): Promise<CanvasHandle> {
   if (!STATIC_DIR) throw new Error(`canvas page not found next to ${here}; reinstall codemem (daemon/canvas/static is missing).`);
   const host = opts.host ?? CANVAS_DEFAULTS.host;
+  const names = new HostNames(host, opts.allowHosts);
   const dirs = stateDirs(root);
   const libs = libraryFiles();
 
@@ -110,7 +114,9 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
     }
   });
   const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    if (!hostAllowed(req.headers.host, host)) return sendJson(res, 403, { code: "FORBIDDEN_HOST", message: "Host header not allowed" });
+    if (!names.allows(req.headers.host)) {
+      return sendJson(res, 403, { code: "FORBIDDEN_HOST", message: `Host ${JSON.stringify(req.headers.host ?? "")} is not a name of this canvas; open it by its address, or start it with --allow-host <name>.` });
+    }
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(res, 405, { code: "METHOD_NOT_ALLOWED", message: "GET only" });
     const pathname = new URL(req.url ?? "/", "http://x").pathname;
     const page = STATIC[pathname];
@@ -134,8 +140,8 @@ export async function startCanvas(root: string, opts: CanvasOptions = {}): Promi
     server,
     path: "/events",
     // A page on another site must not read this project's activity through the user's browser.
-    verifyClient: ({ req, origin }: { req: http.IncomingMessage; origin: string }) =>
-      hostAllowed(req.headers.host, host) && (!origin || sameOrigin(origin, req.headers.host)),
+    verifyClient: ({ req, origin }: { req: http.IncomingMessage; origin: string }, done: (ok: boolean, status?: number, reason?: string) => void) =>
+      names.allowsUpgrade(req.headers.host, origin) ? done(true) : done(false, 403, "FORBIDDEN_HOST: foreign Host or Origin"),
   });
   const backlog: CodememEvent[] = [];
   wss.on("connection", (ws) => {
@@ -235,24 +241,6 @@ function listen(server: http.Server, port: number, host: string, fallback: boole
       resolve();
     });
   });
-}
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
-
-/** Bound to loopback, only loopback Host headers are served: a DNS-rebinding page gets 403. */
-function hostAllowed(header: string | undefined, bound: string): boolean {
-  if (!LOOPBACK.has(bound)) return true;
-  if (!header) return false;
-  const name = header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : header.split(":")[0]!;
-  return LOOPBACK.has(name.toLowerCase());
-}
-
-function sameOrigin(origin: string, hostHeader: string | undefined): boolean {
-  try {
-    return new URL(origin).host === hostHeader;
-  } catch {
-    return false;
-  }
 }
 
 function displayHost(host: string): string {

@@ -304,3 +304,58 @@ describe("canvas server", () => {
     }
   });
 });
+
+describe("canvas on every interface (serve --host 0.0.0.0)", () => {
+  /** One GET with the given Host header, at the canvas's real port: the status. */
+  const getWithHost = (port: string, host: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      import("node:http").then(({ default: http }) =>
+        http
+          .get({ host: "127.0.0.1", port, path: "/graph", headers: { host } }, (r) => {
+            let body = "";
+            r.on("data", (d) => (body += d));
+            r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
+          })
+          .on("error", reject),
+      );
+    });
+  /** A WebSocket upgrade with the given Host and Origin: "open", or the HTTP status it was refused with. */
+  const upgrade = (port: string, host: string, origin?: string) =>
+    new Promise<string | number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/events`, { headers: { host }, ...(origin ? { origin } : {}) });
+      ws.once("open", () => {
+        ws.close();
+        resolve("open");
+      });
+      ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once("error", () => resolve(-1));
+    });
+
+  it("answers only its own names and refuses another site's WebSocket (DNS rebinding)", async () => {
+    const root = tempProject(smallGraph());
+    // Old code: bound beyond loopback, every Host was served and a page of evil.example could open /events.
+    const canvas = await startCanvas(root, { port: 0, host: "0.0.0.0", allowHosts: ["canvas.internal"] });
+    try {
+      const port = new URL(canvas.url).port;
+      const lan = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+      for (const own of [`127.0.0.1:${port}`, `localhost:${port}`, `canvas.internal:${port}`, ...(lan ? [`${lan}:${port}`] : [])]) {
+        expect((await getWithHost(port, own)).status, own).toBe(200);
+      }
+      const foreign = await getWithHost(port, `evil.example:${port}`);
+      expect(foreign.status).toBe(403);
+      expect(JSON.parse(foreign.body).code).toBe("FORBIDDEN_HOST");
+
+      expect(await upgrade(port, `127.0.0.1:${port}`)).toBe("open"); // no Origin: not a browser
+      expect(await upgrade(port, `127.0.0.1:${port}`, `http://127.0.0.1:${port}`)).toBe("open");
+      // A rebinding page: its own name in both Host and Origin.
+      expect(await upgrade(port, `evil.example:${port}`, `http://evil.example:${port}`)).toBe(403);
+      // Another site's page reaching the right name.
+      expect(await upgrade(port, `127.0.0.1:${port}`, "http://evil.example")).toBe(403);
+      expect(await upgrade(port, `127.0.0.1:${port}`, "null")).toBe(403);
+      await expect(startCanvas(root, { port: 0, allowHosts: ["http://x.example/"] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    } finally {
+      await canvas.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -235,6 +235,20 @@ describe("a cloned repository's codemem.toml cannot send the user's credentials"
     expect(pg.seen.connections).toBeGreaterThan(0);
     expect(pg.seen.passwords).toEqual([]);
     expect(pg.seen.raw).not.toContain("env-secret-44d0");
+    // A repeated parameter: pg connects with the last value, so the check must not read the first.
+    // Old code: sslmode=require passed the check, pg used disable, and the password arrived in cleartext.
+    const seenBefore = pg.seen.connections;
+    for (const url of [
+      `postgres://me@${host}:${pg.port}/codemem?sslmode=require&sslmode=disable`,
+      `postgres://me@127.0.0.1:${pg.port}/codemem?host=127.0.0.1&host=${host}`,
+    ]) {
+      const dup = await cli(["build", root, "--backend", "postgres", "--db-url", url], env);
+      expect(dup.stderr).toMatch(/^codemem: CONFIG_INVALID: /m);
+      expect(dup.status).toBe(2);
+    }
+    expect(pg.seen.connections).toBe(seenBefore);
+    expect(pg.seen.passwords).toEqual([]);
+    expect(pg.seen.raw).not.toContain("env-secret-44d0");
 
     expect((await cli(["build", root, "--backend", "local"], env)).status).toBe(0);
     const r = JSON.parse((await cli(["recursive-query", root, "How is the order total computed and how are payments retried?", "--json"], env)).stdout);

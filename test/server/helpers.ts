@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import https from "node:https";
+import net from "node:net";
 import path from "node:path";
 
 export const ACCEPT = "application/json, text/event-stream";
@@ -84,4 +85,22 @@ export function httpsFetch(ca: string | Buffer): typeof fetch {
       req.end(body);
     });
   }) as typeof fetch;
+}
+
+/** The nginx binary on PATH or in the usual sbin directories. */
+export function findNginx(): string | undefined {
+  for (const dir of [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"]) {
+    const f = path.join(dir, "nginx");
+    if (dir && fs.existsSync(f)) return f;
+  }
+  return undefined;
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

@@ -10,7 +10,7 @@ import { verifyAudit } from "../../dist/client/audit.js";
 import { startHttpServer } from "../../dist/client/http.js";
 import { callDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { makeProject, PY_PROJECT } from "../helpers.js";
-import { httpsFetch, metricValue, selfSignedCert, toolCall } from "./helpers.js";
+import { findNginx, freePort, httpsFetch, metricValue, selfSignedCert, toolCall } from "./helpers.js";
 
 /**
  * End to end behind a real authentication proxy: nginx over TLS with auth_request to a token
@@ -22,22 +22,6 @@ const TOKENS: Record<string, { user: string; groups: string }> = {
   "tok-dev": { user: "dan@example.com", groups: "devs" },
   "tok-admin": { user: "ada@example.com", groups: "staff,admins" },
 };
-
-function findNginx(): string | undefined {
-  for (const dir of [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"]) {
-    const f = path.join(dir, "nginx");
-    if (dir && fs.existsSync(f)) return f;
-  }
-  return undefined;
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 let p: ReturnType<typeof makeProject>;
 let tmp: string;

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordStoreChoice, resolveConfig, trustProject } from "../../dist/shared/config.js";
+import { parse as parsePgUrl } from "pg-connection-string";
+import { dbHost, recordStoreChoice, resolveConfig, trustProject } from "../../dist/shared/config.js";
 import { makeProject } from "../helpers.js";
 
 const cleanups: (() => void)[] = [];
@@ -132,6 +133,12 @@ describe("settings that decide where credentials go", () => {
     expect(resolveConfig(p.root, {}, env).store.refused?.code).toBe("CONFIG_UNTRUSTED");
   });
 
+  it("reads a URL's host as pg does: the last host parameter, an empty one ignored", () => {
+    for (const url of ["postgres://me@127.0.0.1/x?host=127.0.0.1&host=db.example", "postgres://me@db.example/x?host=", "postgres://me@db.example/x?host=%2Ftmp", "postgres://me@[::1]:5433/x"]) {
+      expect(dbHost(url)).toBe(parsePgUrl(url).host || "localhost");
+    }
+  });
+
   it("never send a credential in cleartext to another machine", () => {
     const p = project();
     const pw = { CODEMEM_DB_PASSWORD: "pw" };
@@ -143,6 +150,11 @@ describe("settings that decide where credentials go", () => {
     expect(resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@db.example/x?sslmode=prefer" }, pw).store.refused?.code).toBe("INSECURE_TRANSPORT");
     for (const ok of ["postgres://me@db.example/x?sslmode=require", "postgres://me@db.example/x?sslmode=verify-full", "postgres://me@localhost/x", "postgres://me@127.0.0.2/x", "postgres://me@[::1]/x", "postgres://me@%2Fvar%2Frun%2Fpostgresql/x"]) {
       expect(resolveConfig(p.root, { backend: "postgres", dbUrl: ok }, pw).store.refused).toBeUndefined();
+    }
+    // A repeated parameter is refused, naming it: pg would connect with its last value.
+    for (const dup of ["postgres://me@db.example/x?sslmode=require&sslmode=disable", "postgres://me@127.0.0.1/x?host=127.0.0.1&host=db.example", "postgres://me@db.example/x?ssl%6Dode=require&sslmode=disable"]) {
+      const e = codeOf(() => resolveConfig(p.root, { backend: "postgres", dbUrl: dup }, pw));
+      expect(e.code).toBe("CONFIG_INVALID");
     }
     // Without a password nothing secret travels.
     expect(resolveConfig(p.root, { backend: "postgres", dbUrl: "postgres://me@db.example/x" }, {}).store.refused).toBeUndefined();

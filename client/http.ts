@@ -13,7 +13,7 @@ import { log } from "../shared/log.js";
 import { TOOLS, type Operation } from "../shared/operations.js";
 import { isWithin, resolveProjectRoot } from "../shared/paths.js";
 import { AuditLog, canonicalJson, type AuditOutcome } from "./audit.js";
-import { createServer as createMcpServer, type Served } from "./mcp.js";
+import { createServer as createMcpServer, type Served } from "./mcp-server.js";
 import { AddressRanges, DirectorySource, identify, limitFor, ProxySecret, RateLimiter, RefusalBudget, roleAllows, type Directory, type Identity, type SuppressedRefusals } from "./rbac.js";
 import { callDaemon } from "./rpc.js";
 import { listenUnix } from "./unix-socket.js";

@@ -4,8 +4,18 @@ import { questionsOf, type Question } from "../../shared/benchmark-questions.js"
 import { CodememError } from "../../shared/errors.js";
 import { toProjectPath } from "../../shared/paths.js";
 import type { BenchmarkRowT } from "../../shared/schemas.js";
-import type { ProjectEngine } from "../engine.js";
+import type { z } from "zod";
+import type * as ops from "../../shared/operations.js";
+import type { Retriever } from "./retriever.js";
 import { firstSentence } from "../index/resolve.js";
+
+/** What a benchmark asks of the project's engine (its facade hands itself in; no import back to it). */
+export interface BenchmarkEngine {
+  readonly root: string;
+  retriever(): Promise<Retriever>;
+  query(input: z.input<typeof ops.query.input>): Promise<z.infer<typeof ops.query.output>>;
+  search(input: z.input<typeof ops.search.input>): Promise<z.infer<typeof ops.search.output>>;
+}
 
 /**
  * Reads a question file of the project: `[{question, gold_files?}]` or `{questions: [...]}` (the
@@ -25,7 +35,7 @@ function loadQuestions(root: string, file: string): Question[] {
 }
 
 /** Questions derived from the project: documented symbols, asked by their documentation without their name. */
-async function deriveQuestions(engine: ProjectEngine, limit: number): Promise<Question[]> {
+async function deriveQuestions(engine: BenchmarkEngine, limit: number): Promise<Question[]> {
   const r = await engine.retriever();
   const documented = r.nodes.filter((n) => n.type !== "module" && firstSentence(n.docstring).split(" ").length >= 5);
   const step = Math.max(1, Math.floor(documented.length / limit));
@@ -39,7 +49,7 @@ async function deriveQuestions(engine: ProjectEngine, limit: number): Promise<Qu
 }
 
 /** Runs questions through query and search without side effects; reports per-query rows and averages. */
-export async function runBenchmark(engine: ProjectEngine, questions: string | Question[] | undefined, limit: number | undefined) {
+export async function runBenchmark(engine: BenchmarkEngine, questions: string | Question[] | undefined, limit: number | undefined) {
   const qs = typeof questions === "string" ? loadQuestions(engine.root, questions) : (questions ?? (await deriveQuestions(engine, limit ?? 20)));
   const picked = qs.slice(0, limit ?? qs.length);
   const results: BenchmarkRowT[] = [];

@@ -154,7 +154,7 @@ const SAS_SIG_RE = /[?&]sig=([A-Za-z0-9%+/=]{20,})/g;
 const URL_CRED_RE = /:\/\/([^\s/:@'"`<>()]{0,256}):([^\s/@'"`<>()]{1,256})@/y; // scheme://user:pass@ or scheme://:pass@, tried at each "://"
 /** `password=…` inside a connection string (libpq `host=… password=…`, ADO.NET `…;Password=…;`), in any file. */
 /** Azure `AccountKey=…;`, `SharedAccessKey=…`; JDBC URL parameters (`?user=app&password=…`). */
-const CONNSTR_RE = /(?:^|[\s;"'`(?&])(?:password|passwd|pwd|accountkey|sharedaccesskey)[ \t]*=[ \t]*([^\s;"'`)&]+)/gim;
+const CONNSTR_RE = /(?:^|[\s;"'`(?&])(?:password|passwd|pwd|accountkey|sharedaccesskey)[ \t]*=[ \t]*([^\s;,"'`)&]+)/gim;
 /** `.netrc`: `machine host login user password secret`. */
 const NETRC_RE = /\bpassword[ \t]+([^\s"'`]+)/g;
 /** A netrc line quoted anywhere (a setup guide): `machine host login user password secret`. */
@@ -234,7 +234,7 @@ function classifyValue(value: string): string | undefined {
   if (/:\/\//.test(value) || /^(?:[./~]|[A-Za-z]:\\)/.test(value)) return undefined; // URLs (credentials in URLs are found separately) and paths
   if (/^[\d.]+$/.test(value)) return undefined; // versions, OIDs (`SERVER_AUTH = '1.3.6.1.5.5.7.3.1'`)
   if (/^[A-Za-z]+(?:[-_.][A-Za-z]+)+$/.test(value)) return undefined; // hyphenated words (`"Proxy-Authorization"`)
-  if (/^[^A-Za-z0-9]{0,2}[a-z]*(?:[A-Z][a-z]{2,})+$/.test(value)) return undefined; // CamelCase words (`"?InterpolationInTemplate"`)
+  if (/^[^A-Za-z0-9]{0,2}[a-z]*(?:[A-Z][a-z]+)+$/.test(value)) return undefined; // CamelCase words (`"?InterpolationInTemplate"`)
   if (value.length >= 16 && shannonEntropy(value) >= 3.5) return "high-entropy-assignment";
   // Any other literal ≥ 8 chars, unless it reads as a word or a dotted identifier (`Authorization`, `auth.backend`).
   if (value.length >= 8 && (/\d/.test(value) || /[^A-Za-z0-9_.\-/]/.test(value))) return "hardcoded-credential";

@@ -230,7 +230,7 @@ export class DocsIndex {
       try {
         const ex = await extractDocument(f.kind, data);
         pages += ex.pages;
-        const units = cfg.build.excludeSecrets ? ex.units.map((u) => ({ ...u, text: redactSecrets(u.text, f.path).text })) : ex.units;
+        const units = cfg.build.excludeSecrets ? ex.units.map((u) => redactUnit(u, f.path)) : ex.units;
         fresh.push({ file: f, hash, pages: ex.pages, chunks: chunkUnits(f.path, units) });
       } catch (err) {
         // Anything the parsers throw means a file they cannot read: never fatal to the update.
@@ -458,6 +458,11 @@ function isIgnored(stack: { base: string; ig: Ignore }[], rel: string, isDir: bo
 
 function docName(rel: string): string {
   return rel.slice(rel.lastIndexOf("/") + 1).replace(/\.[^.]+$/, "").replace(/[-_.]+/g, " ");
+}
+
+/** A unit with secrets redacted from its text and its heading (a heading can hold one: "## Staging key: …"). */
+function redactUnit<U extends { text: string; heading?: string }>(u: U, file: string): U {
+  return { ...u, text: redactSecrets(u.text, file).text, ...(u.heading !== undefined ? { heading: redactSecrets(u.heading, file).text } : {}) };
 }
 
 function embedText(c: DocChunk): string {

@@ -42,9 +42,14 @@ function isConfigFile(file: string): boolean {
   return (
     isEnvFile(file) ||
     /\.(ya?ml|ini|cfg|conf|properties|toml|env)$/i.test(file) ||
-    /(^|\/)\.?(npmrc|pypirc|netrc|htpasswd)$/.test(file) ||
+    /(^|\/)\.?(npmrc|pypirc|netrc|htpasswd|pgpass|git-credentials)$/.test(file) ||
+    /(^|\/)\.aws\/(credentials|config)$/.test(file) ||
     /(^|\/)(Dockerfile|Containerfile)([.-][\w.-]+)?$|\.dockerfile$/i.test(file)
   );
+}
+/** Prose with config snippets: unquoted `key: value` lines are taken as written, and all of it is prose. */
+function isDocFile(file: string): boolean {
+  return /\.(md|markdown|mdx|txt|rst|adoc)$/i.test(file);
 }
 function basename(file: string): string {
   const i = Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\"));
@@ -85,10 +90,10 @@ const PLACEHOLDER_WORDS = new Set([
 const PLACEHOLDER_RE = new RegExp(
   [
     String.raw`(.)\1*`, // xxxxxxxx, ********, 00000000
-    String.raw`<[^>]*>`, String.raw`\[[^\]]*\]`, String.raw`\(.*\)`,
+    String.raw`<[^>]*>[.,;:!?)]*`, String.raw`\[[^\]]*\]`, String.raw`\(.*\)`,
     String.raw`.*\{\{.*\}\}.*`, String.raw`.*\$\{[^}]*\}.*`, String.raw`\$[A-Za-z_]\w*`, String.raw`.*\$\(.*\).*`, String.raw`.*%\([\w.]*\)[sdr].*`, String.raw`.*%[sd].*`,
     String.raw`.*\{[A-Za-z_][\w.]*\}.*`, String.raw`.*\{\d*\}.*`, // format strings
-    String.raw`(?:your|my|some|the|insert|enter|put|add)[-_ ].*`,
+    String.raw`(?:your|my|some|the|insert|enter|put|add)[-_ ].*`, String.raw`(?:your|my|some)(?:password|passwd|pass|secret|token|api_?key|key)\w*`,
     String.raw`.*(?:example|placeholder|dummy|sample|changeme|change[-_]me|redacted|«).*`,
     String.raw`(?:process\.env|import\.meta\.env|os\.environ|os\.getenv|getenv|env|ENV|System\.getenv)\b.*`,
     String.raw`x{3,}.*`, String.raw`.*x{6,}.*`, String.raw`\*{3,}.*`, String.raw`\.{3,}.*`, String.raw`.*\.\.\.`,
@@ -116,13 +121,22 @@ interface Span {
 }
 
 /** Provider formats, most specific first (an earlier match wins an overlap). */
-const PROVIDERS: { kind: string; re: RegExp }[] = [
+const PROVIDERS: { kind: string; re: RegExp; gate?: string }[] = [
   { kind: "aws-access-key-id", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])/g },
   { kind: "github-token", re: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g },
-  { kind: "gitlab-token", re: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g },
-  { kind: "slack-token", re: /(?<![A-Za-z0-9_-])xox[baprs]-[A-Za-z0-9-]{10,}/g },
+  { kind: "gitlab-token", re: /(?<![A-Za-z0-9_-])(?:gl(?:pat|ptt|rt|dt|oas|cbt|ft|imt|soat)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})/g },
+  { kind: "slack-token", re: /(?<![A-Za-z0-9_-])(?:xox[baprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})/g },
   { kind: "slack-webhook", re: /https:\/\/hooks\.slack\.com\/services\/T[A-Za-z0-9_]+\/B[A-Za-z0-9_]+\/[A-Za-z0-9_]{16,}/g },
-  { kind: "stripe-key", re: /(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{20,}/g },
+  { kind: "stripe-key", re: /(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{24,})/g },
+  { kind: "mailgun-key", re: /(?<![A-Za-z0-9_-])key-[0-9a-z]{32}(?![A-Za-z0-9])/g , gate: "key-" },
+  { kind: "huggingface-token", re: /(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9])/g , gate: "hf_" },
+  { kind: "discord-token", re: /(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g },
+  { kind: "telegram-token", re: /(?<![A-Za-z0-9_:])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g, gate: ":AA" },
+  { kind: "shopify-token", re: /(?<![A-Za-z0-9_])shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])/g , gate: "shp" },
+  { kind: "digitalocean-token", re: /(?<![A-Za-z0-9_])do[por]_v1_[a-f0-9]{64}(?![A-Za-z0-9])/g , gate: "_v1_" },
+  { kind: "vault-token", re: /(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,}/g , gate: "hv" },
+  { kind: "pypi-token", re: /(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}/g , gate: "pypi-" },
+  { kind: "google-oauth-secret", re: /(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])/g , gate: "GOCSPX-" },
   { kind: "google-api-key", re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g },
   { kind: "anthropic-key", re: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g },
   { kind: "openai-key", re: /(?<![A-Za-z0-9_-])(?:sk-proj-[A-Za-z0-9_-]{20,}|sk-(?:svcacct-|admin-)?[A-Za-z0-9]{20,})(?![A-Za-z0-9])/g },
@@ -133,18 +147,46 @@ const PROVIDERS: { kind: string; re: RegExp }[] = [
 /** AWS secret access keys: 40 base64 characters assigned to an aws…secret… name. */
 const AWS_SECRET_RE = /aws[_.-]?(?:secret[_.-]?(?:access[_.-]?)?key|secret)["']?\s*(?:=|:=|:|=>)\s*["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi;
 const BEARER_RE = /\b(?:Bearer|Basic|token)[ \t]+([A-Za-z0-9._~+/-]{20,}=*)/g;
+/** Twilio: the auth token passed right after the account SID (`Client("AC…", "token")`). */
+const TWILIO_PAIR_RE = /AC[0-9a-f]{32}["']\s*,\s*["']([0-9a-f]{32})["']/g;
+/** Azure shared access signatures in URLs: `…&sig=…`. */
+const SAS_SIG_RE = /[?&]sig=([A-Za-z0-9%+/=]{20,})/g;
 const URL_CRED_RE = /:\/\/([^\s/:@'"`<>()]{0,256}):([^\s/@'"`<>()]{1,256})@/y; // scheme://user:pass@ or scheme://:pass@, tried at each "://"
 /** `password=…` inside a connection string (libpq `host=… password=…`, ADO.NET `…;Password=…;`), in any file. */
-const CONNSTR_RE = /(?<=^|[\s;"'`(])(?:password|passwd|pwd)[ \t]*=[ \t]*([^\s;"'`)]+)/gim;
+/** Azure `AccountKey=…;`, `SharedAccessKey=…`; JDBC URL parameters (`?user=app&password=…`). */
+const CONNSTR_RE = /(?:^|[\s;"'`(?&])(?:password|passwd|pwd|accountkey|sharedaccesskey)[ \t]*=[ \t]*([^\s;,"'`)&]+)/gim;
 /** `.netrc`: `machine host login user password secret`. */
-const NETRC_RE = /\bpassword[ \t]+(\S+)/g;
+const NETRC_RE = /\bpassword[ \t]+([^\s"'`]+)/g;
+/** A netrc line quoted anywhere (a setup guide): `machine host login user password secret`. */
+const NETRC_LINE_RE = /\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+([^\s"'`]+)/g;
+/** `.pgpass` lines, in the file or quoted anywhere: `host:port:database:user:password`. */
+const PGPASS_RE = /^[ \t]*(?:[A-Za-z*][\w.-]*|\d+\.\d+\.\d+\.\d+):(?:\d{1,5}|\*):[\w.*-]+:[\w.*@-]+:(\S+?)[ \t]*\r?$/gm;
+/** Oracle easy connect `user/password@host:port/service`. */
+const ORACLE_RE = /["'\s=][A-Za-z][\w$#]*\/([^\s/@"'`]{6,})@(?:\/\/)?[A-Za-z0-9][\w.-]*:\d{2,5}\//g;
+/** XML elements and key/value attributes named for a credential: `<password>…</password>`, `key="ApiKey" value="…"`. */
+const XML_ELEMENT_RE = /<([A-Za-z][\w.:-]*)>([^<\s]+)<\/\1>/g;
+const XML_KEY_VALUE_RE = /\b(?:key|name)=["']([\w.:-]+)["'][ \t]+value=["']([^"']+)["']/g;
+/** Directive-style config (`requirepass secret` in redis.conf). */
+const DIRECTIVE_RE = /^[ \t]*([A-Za-z_][\w-]*)[ \t]+(\S+)[ \t]*\r?$/gm;
+/** Defaults of placeholders: shell `${DB_PASSWORD:-secret}`, Spring `${DB_PASSWORD:secret}`. */
+const PLACEHOLDER_DEFAULT_RE = /\$\{([A-Za-z_][\w.-]*):-?([^}\s]+)\}/g;
+const SECURE_STRING_RE = /ConvertTo-SecureString[ \t]+(["'])([^"'\r\n]+)\1[ \t]+-AsPlainText/g;
 const PEM_BEGIN_RE = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----/g;
 const DATA_URI_RE = /data:[\w/+.-]*(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=]{16,}/g;
-const KEYWORD_RE = /pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth/gi;
+const KEYWORD_RE = /pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|auth|psk/gi;
 const IDENT_CHAR = /[A-Za-z0-9_.-]/;
 
-const SECRET_TOKENS = new Set(["password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "apikey", "auth", "accesskey", "privatekey", "clientsecret", "secretkey"]);
-const SECRET_PAIRS = new Set(["api key", "access key", "private key", "client secret", "secret key"]);
+const SECRET_TOKENS = new Set([
+  "password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey", "privatekey", "clientsecret", "secretkey",
+  "authorization", "psk", "requirepass", "masterauth", "accountkey", "storepass", "keypass",
+]);
+const SECRET_PAIRS = new Set(["api key", "access key", "private key", "client secret", "secret key", "account key", "auth key", "pass phrase"]);
+/** Words that name a credential only at the end of a name: `db_pass`, `_auth`, not `pass_through`, `auth_user`. */
+const SECRET_LAST_TOKENS = new Set(["pass", "auth"]);
+/** Compound words ending in one (`PGPASSWORD`, `csrftoken`, `clientsecret`); not "pass" (`bypass`, `compass`). */
+const SECRET_SUFFIX_RE = /(?:password|passwd|passphrase|secret|token|apikey)$/;
+/** Named for what it identifies, yet sensitive: a service account's `private_key_id`. */
+const SECRET_EXCEPTIONS = new Set(["private key id"]);
 /** Names ending in these describe a secret rather than hold one: `token_url`, `password_field`, `auth_type`. */
 const NON_SECRET_SUFFIX = new Set([
   "url", "uri", "urls", "endpoint", "host", "path", "file", "filename", "dir", "name", "names", "type", "types", "kind", "header", "headers",
@@ -168,12 +210,21 @@ export function isSecretName(name: string): boolean {
   const last = name.slice(name.lastIndexOf(".") + 1);
   const t = nameTokens(last);
   if (!t.length) return false;
+  if (SECRET_EXCEPTIONS.has(t.join(" "))) return true;
   if (NON_SECRET_SUFFIX.has(t[t.length - 1])) return false;
+  if (SECRET_LAST_TOKENS.has(t[t.length - 1])) return true;
   for (let i = 0; i < t.length; i++) {
-    if (SECRET_TOKENS.has(t[i])) return true;
+    if (SECRET_TOKENS.has(t[i]) || SECRET_SUFFIX_RE.test(t[i])) return true;
     if (i + 1 < t.length && SECRET_PAIRS.has(`${t[i]} ${t[i + 1]}`)) return true;
   }
   return false;
+}
+
+/** Does the name end in a credential word (`DB_PASSWORD`, `x-api-key`), not merely hold one (`HTTPPasswordMgr`)? */
+function endsInSecretWord(name: string): boolean {
+  const t = nameTokens(name.slice(name.lastIndexOf(".") + 1));
+  const last = t[t.length - 1] ?? "";
+  return SECRET_TOKENS.has(last) || SECRET_LAST_TOKENS.has(last) || SECRET_SUFFIX_RE.test(last) || SECRET_PAIRS.has(t.slice(-2).join(" "));
 }
 
 /** Is this literal, assigned to a credential name, a real-looking secret? Returns the kind. */
@@ -183,6 +234,7 @@ function classifyValue(value: string): string | undefined {
   if (/:\/\//.test(value) || /^(?:[./~]|[A-Za-z]:\\)/.test(value)) return undefined; // URLs (credentials in URLs are found separately) and paths
   if (/^[\d.]+$/.test(value)) return undefined; // versions, OIDs (`SERVER_AUTH = '1.3.6.1.5.5.7.3.1'`)
   if (/^[A-Za-z]+(?:[-_.][A-Za-z]+)+$/.test(value)) return undefined; // hyphenated words (`"Proxy-Authorization"`)
+  if (/^[^A-Za-z0-9]{0,2}[a-z]*(?:[A-Z][a-z]+)+$/.test(value)) return undefined; // CamelCase words (`"?InterpolationInTemplate"`)
   if (value.length >= 16 && shannonEntropy(value) >= 3.5) return "high-entropy-assignment";
   // Any other literal ≥ 8 chars, unless it reads as a word or a dotted identifier (`Authorization`, `auth.backend`).
   if (value.length >= 8 && (/\d/.test(value) || /[^A-Za-z0-9_.\-/]/.test(value))) return "hardcoded-credential";
@@ -260,7 +312,8 @@ function detectPem(ctx: Ctx): void {
 
 function detectProviders(ctx: Ctx): void {
   const { text } = ctx;
-  for (const { kind, re } of PROVIDERS) {
+  for (const { kind, re, gate } of PROVIDERS) {
+    if (gate && !text.includes(gate)) continue;
     re.lastIndex = 0;
     for (let m; (m = re.exec(text)); ) {
       if (providerPlaceholder(m[0])) continue;
@@ -294,16 +347,86 @@ function detectProviders(ctx: Ctx): void {
     re.lastIndex = 0;
     for (let m; (m = re.exec(text)); ) {
       const v = m[1];
-      if (v.length < 6 || placeholder(v) || /^[%$<{]/.test(v)) continue;
+      if (v.length < 6 || placeholder(v) || /^[%$<{]/.test(v) || looksLikeCode(v)) continue;
       const start = m.index + m[0].length - v.length;
       add(ctx, { start, end: start + v.length, kind, secret: v });
     }
   }
 }
 
-const OPERATOR_RE = /^["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.[\], |]*?[ \t]*=(?!=)|:=|=>|\?\?=|\|\|=|=(?![=~>])|:(?![:=]))[ \t]*/;
+/** Adds group `g` of every match of `re` that `keep` accepts (a password: ≥ 6 characters, no placeholder). */
+function capture(ctx: Ctx, re: RegExp, g: number, kind: string, keep: (v: string, m: RegExpExecArray) => boolean = passwordLike): void {
+  re.lastIndex = 0;
+  for (let m; (m = re.exec(ctx.text)); ) {
+    const v = m[g];
+    if (!v || !keep(v, m)) continue;
+    const start = m.index + m[0].lastIndexOf(v);
+    add(ctx, { start, end: start + v.length, kind, secret: v });
+  }
+}
+function passwordLike(v: string): boolean {
+  return v.length >= 6 && !placeholder(v) && !/^[%$<{]/.test(v) && !providerPlaceholder(v);
+}
+
+/** Shapes that say "credential" by their syntax, not by a name: pgpass and netrc lines, XML, Oracle, SAS, defaults. */
+function detectShapes(ctx: Ctx): void {
+  if (ctx.text.includes("AC")) capture(ctx, TWILIO_PAIR_RE, 1, "twilio-auth-token", (v) => !providerPlaceholder(v));
+  if (ctx.text.includes("sig=")) capture(ctx, SAS_SIG_RE, 1, "azure-sas-signature");
+  if (ctx.text.includes("machine")) capture(ctx, NETRC_LINE_RE, 1, "netrc-password");
+  // Gated on a literal each shape needs: the scan runs on every indexed file.
+  if (/:(?:\d{1,5}|\*):/.test(ctx.text)) capture(ctx, PGPASS_RE, 1, "pgpass-password", (v) => passwordLike(v) && !looksLikeCode(v));
+  if (/@(?:\/\/)?[\w.-]+:\d{2,5}\//.test(ctx.text)) capture(ctx, ORACLE_RE, 1, "connection-string-password");
+  if (ctx.text.includes("</")) capture(ctx, XML_ELEMENT_RE, 2, "xml-credential", (v, m) => isSecretName(m[1]) && classifyValue(v) !== undefined);
+  if (ctx.text.includes("value=")) capture(ctx, XML_KEY_VALUE_RE, 2, "xml-credential", (v, m) => isSecretName(m[1]) && classifyValue(v) !== undefined);
+  if (ctx.text.includes("${")) capture(ctx, PLACEHOLDER_DEFAULT_RE, 2, "placeholder-default", (v, m) => isSecretName(m[1]) && passwordLike(v) && !looksLikeCode(v));
+  if (ctx.text.includes("ConvertTo-SecureString")) capture(ctx, SECURE_STRING_RE, 2, "hardcoded-credential");
+  if (/\.conf$/i.test(ctx.file)) capture(ctx, DIRECTIVE_RE, 2, "config-directive", (v, m) => isSecretName(m[1]) && classifyValue(v) !== undefined && !looksLikeCode(v));
+}
+
+// `name = v`, `name: v`, `name := v`, typed (`name: &str = v`, `name: String = v`), `name => v`, Make's `name ?= v`.
+const OPERATOR_RE = /^["']?\]?[ \t]*(?::[ \t]*[&*]?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.[\]<>, |]*?[ \t]*=(?![=>])|:=|=>|\?\?=|\|\|=|\?=|=(?![=~>])|:(?![:=]))[ \t]*/;
+/** `process.env.DB_PASSWORD || "pw"`, `os.environ.get("TOKEN") or "tok"`: a fallback literal is the credential. */
+const FALLBACK_RE = /^["'\])]*[ \t]*(?:\|\||\?\?|\bor\b)[ \t]*/;
+/** A quoted name then a literal: `setdefault("DB_PASSWORD", "pw")`, `headers.set("x-api-key", "k")`. */
+const NAME_ARG_RE = /^["'][ \t]*,[ \t]*/;
 const QUOTED_RE = /^(?:[bBrRuU]{1,2})?(["'`])((?:\\.|(?!\1)[^\\\r\n])*)\1/;
 const UNQUOTED_RE = /^([^\s#;,'"`]+)/;
+
+/** An unquoted value that reads as code, not a literal: a call, an index, a name without digits (`self.password`, `getpass()`). */
+function looksLikeCode(value: string): boolean {
+  const v = value.replace(/^[!~+*&-]+/, ""); // `!!passThrough`, `-offset`, `&config`
+  return /[()[\]{}]/.test(v) || (/^[A-Za-z_$@][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v));
+}
+
+/** The value after a credential name at `s`..`s + name.length`, if one is assigned: its offset and text. */
+function assignedValue(text: string, s: number, name: string, unquotedOk: boolean): { start: number; value: string } | undefined {
+  const before = text.slice(Math.max(0, s - 16), s);
+  const rest = text.slice(s + name.length, Math.min(text.length, s + name.length + 400));
+  const quotedName = /["']$/.test(before);
+  let op = OPERATOR_RE.exec(rest)?.[0];
+  let quotedOnly = false;
+  if (op === undefined && /#[ \t]*define[ \t]+$/.test(before)) op = /^[ \t]+/.exec(rest)?.[0];
+  if (op === undefined) {
+    op = FALLBACK_RE.exec(rest)?.[0] ?? (quotedName && endsInSecretWord(name) ? NAME_ARG_RE.exec(rest)?.[0] : undefined);
+    quotedOnly = true;
+  }
+  if (op === undefined) return undefined;
+  const after = rest.slice(op.length);
+  const at = s + name.length + op.length;
+  const q = QUOTED_RE.exec(after);
+  // After a fallback or a quoted name the literal may be another name (`"AuthHandler", "BasicAuthHandler"`).
+  if (q) return quotedOnly && looksLikeCode(q[2]) ? undefined : { start: at + (q[0].length - q[2].length - 1), value: q[2] };
+  if (quotedOnly) return undefined;
+  // Inside a string: `"Authorization: token …"`, `"x-api-key: …"` (headers in curl lines and requests).
+  const inString = quotedName && /^[ \t]*:/.test(op) ? /^([^"'\r\n]+)["']/.exec(after) : null;
+  if (inString) return { start: at, value: inString[1].trimEnd() };
+  // Unquoted values: in config formats and docs, and for shell-style `NAME=value` anywhere (scripts,
+  // setup steps, Makefiles).
+  if (!unquotedOk && !(/^[A-Z][A-Z0-9_]*$/.test(name) && /^[ \t]*[?:]?=[ \t]*$/.test(op))) return undefined;
+  const u = UNQUOTED_RE.exec(after);
+  if (!u || looksLikeCode(u[1])) return undefined;
+  return { start: at, value: u[1] };
+}
 
 function detectAssignments(ctx: Ctx, unquotedOk: boolean): void {
   const { text } = ctx;
@@ -316,24 +439,9 @@ function detectAssignments(ctx: Ctx, unquotedOk: boolean): void {
     KEYWORD_RE.lastIndex = e;
     const name = text.slice(s, e).replace(/[.-]+$/, "");
     if (!isSecretName(name)) continue;
-    const rest = text.slice(s + name.length, Math.min(text.length, s + name.length + 400));
-    const op = OPERATOR_RE.exec(rest);
-    if (!op) continue;
-    const after = rest.slice(op[0].length);
-    let valueStart: number;
-    let value: string;
-    const q = QUOTED_RE.exec(after);
-    if (q) {
-      value = q[2];
-      valueStart = s + name.length + op[0].length + (q[0].length - q[2].length - 1);
-    } else if (unquotedOk || (/^[A-Z][A-Z0-9_]*$/.test(name) && op[0] === "=")) {
-      // Unquoted values: in config formats, and for shell-style `NAME=value` anywhere (scripts,
-      // Markdown setup steps, Makefiles).
-      const u = UNQUOTED_RE.exec(after);
-      if (!u) continue;
-      value = u[1];
-      valueStart = s + name.length + op[0].length;
-    } else continue;
+    const found = assignedValue(text, s, name, unquotedOk);
+    if (!found) continue;
+    let { start: valueStart, value } = found;
     // "Bearer <token>" and similar: the credential is the last word.
     const auth = /^(?:Bearer|Basic|Token)\s+(\S{8,})$/.exec(value);
     if (auth) {
@@ -343,6 +451,123 @@ function detectAssignments(ctx: Ctx, unquotedOk: boolean): void {
     const kind = classifyValue(value);
     if (!kind) continue;
     add(ctx, { start: valueStart, end: valueStart + value.length, kind, secret: value });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command lines: a password given as an option
+
+const Q = String.raw`(["']?)([^\s"'\x60]+)\1`; // an option's value, quoted or not: group 1 the quote, group 2 the value
+const UNTIL_EOL = String.raw`[^\n|;&]*?[ \t]`;
+/** Each rule runs only on text holding its literal `gate` (the scan runs on every indexed file). */
+const COMMAND_LINE_RES: { gate: string[]; re: RegExp }[] = [
+  // Long options naming a credential, in any command: `--password=…`, `--token …`, `-storepass …`.
+  { gate: ["-pass", "-token", "-api", "-auth", "-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-registration", "-http-p", "-ftp-p", "-proxy-p", "-client-secret"], re: new RegExp(String.raw`[\s"'(]--?(?:password|passwd|pass|token|auth-token|api-key|apikey|registration-token|http-password|ftp-password|proxy-password|storepass|keypass|srcstorepass|deststorepass|client-secret)(?:=|[ \t]+)${Q}`, "g") },
+  { gate: ["mysql", "mariadb"], re: new RegExp(String.raw`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b${UNTIL_EOL}-p(?=[^\s-])${Q}`, "g") }, // -p<password>, attached
+  { gate: ["login", "sshpass"], re: new RegExp(String.raw`\b(?:(?:docker|podman|nerdctl|buildah|skopeo|oc|az|helm(?:[ \t]+registry)?)[ \t]+login|sshpass)\b${UNTIL_EOL}-p[ \t]+${Q}`, "g") },
+  { gate: ["redis-cli"], re: new RegExp(String.raw`\bredis-cli\b${UNTIL_EOL}-a[ \t]+${Q}`, "g") },
+  { gate: ["sqlcmd", "bcp", "osql", "isql"], re: new RegExp(String.raw`\b(?:sqlcmd|bcp|osql|isql)\b${UNTIL_EOL}-P[ \t]*${Q}`, "g") },
+  { gate: ["curl", "wget"], re: new RegExp(String.raw`\b(?:curl|wget)\b${UNTIL_EOL}(?:-u|--user|--proxy-user|-U)(?:=|[ \t]+)(["']?)[^\s:"']*:([^\s"'\x60]+)\1`, "g") }, // user:password
+  { gate: ["htpasswd"], re: new RegExp(String.raw`\bhtpasswd[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+${Q}`, "g") },
+  { gate: ["pass:"], re: new RegExp(String.raw`-(?:pass|passin|passout|password)[ \t]+(["']?)pass:([^\s"'\x60]+)\1`, "g") }, // openssl
+];
+function detectCommandLines(ctx: Ctx): void {
+  for (const { gate, re } of COMMAND_LINE_RES) {
+    if (gate.some((g) => ctx.text.includes(g))) capture(ctx, re, 2, "command-line-password", (v) => passwordLike(v) && !looksLikeCode(v));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls that take a credential by position
+
+/** Calls whose argument `arg` (0-based) is a password or token when it is a literal. */
+const CREDENTIAL_CALLS: { gate: RegExp; re: RegExp; arg: number }[] = [
+  { gate: /auth/, re: /\bauth[ \t]*=[ \t]*\(/g, arg: 1 }, // requests: auth=("user", "pw")
+  {
+    gate: /Auth|Credential|login|HeaderValue/,
+    re: /\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|SetBasicAuth|setBasicAuth|basicAuth|withBasicAuth|NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|UsernamePasswordAuthenticationToken|PasswordCredential|AuthenticationHeaderValue|login)[ \t]*\(/g,
+    arg: 1,
+  },
+  { gate: /PlainAuth|getConnection|PDO|mysql|MySQL/, re: /\b(?:PlainAuth|getConnection|PDO|mysqli_connect|mysqli|mysql_connect|(?:pymysql|MySQLdb|mysql\.connector)\.connect)[ \t]*\(/g, arg: 2 },
+];
+
+/** The arguments of a call whose "(" ends at `open`: text and offset of each, up to the closing ")". */
+function callArgs(text: string, open: number): { start: number; text: string }[] {
+  const args: { start: number; text: string }[] = [];
+  let depth = 0;
+  let argStart = open;
+  const limit = Math.min(text.length, open + 600);
+  for (let i = open; i < limit; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'" || c === "`") {
+      const close = text.indexOf(c, i + 1);
+      if (close < 0 || text.slice(i, close).includes("\n")) return args;
+      i = close;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") {
+      if (depth === 0) {
+        args.push({ start: argStart, text: text.slice(argStart, i) });
+        return args;
+      }
+      depth--;
+    } else if (c === "," && depth === 0) {
+      args.push({ start: argStart, text: text.slice(argStart, i) });
+      argStart = i + 1;
+    }
+  }
+  return args;
+}
+
+function detectCredentialCalls(ctx: Ctx): void {
+  for (const { gate, re, arg } of CREDENTIAL_CALLS) {
+    if (!gate.test(ctx.text)) continue;
+    re.lastIndex = 0;
+    for (let m; (m = re.exec(ctx.text)); ) {
+      const a = callArgs(ctx.text, m.index + m[0].length)[arg];
+      if (!a) continue;
+      // A literal, perhaps converted (`"pw".toCharArray()`).
+      const lit = /^\s*(["'])([^"'\r\n]*)\1(?:\.\w+\(\))?\s*$/.exec(a.text);
+      if (!lit || !classifyValue(lit[2])) continue;
+      const start = a.start + a.text.indexOf(lit[1]) + 1;
+      add(ctx, { start, end: start + lit[2].length, kind: "hardcoded-credential", secret: lit[2] });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prose: comments, docstrings, documentation
+
+/** "password is X", "pwd: X", "token for the staging bot: X", "with password `X`". */
+const PROSE_RE = /\b(?:password|passwd|passphrase|pwd|token|secret|api[ _-]?key|access[ _-]?key|secret[ _-]?key|private[ _-]?key)\b(?:[ \t]+(?:for|of|to)[ \t]+[^:=\n]{1,40}?[ \t]*[:=][ \t]*|[ \t]*[:=][ \t]*|[ \t]+(?:is|was)[ \t]+|[ \t]+)["'`]?([^\s"'`,;()<>]+)/gi;
+/** Comments and docstrings of code: line comments, block comments, triple-quoted strings. */
+const COMMENT_RE = /(?<![^\s])(?:#|\/\/|--)(?=[ \t!*/#-]|$)[^\n]*|\/\*[\s\S]{0,4000}?\*\/|"""[\s\S]{0,4000}?"""|'''[\s\S]{0,4000}?'''|<!--[\s\S]{0,4000}?-->/gm;
+
+/** A word in prose that is a credential: a digit among letters of both cases or symbols; not a word with a version (`SHA256-hashed`, `utf8`). */
+function proseSecret(v: string): boolean {
+  if (v.length < 8 || placeholder(v) || /:\/\/|^[./~]|\/\w/.test(v)) return false;
+  if (!/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
+  if (/^(?:[A-Za-z]+\d*)(?:[-_.][A-Za-z]+\d*)*$/.test(v)) return false;
+  const upper = /[A-Z]/.test(v);
+  const lower = /[a-z]/.test(v);
+  return (upper && lower) || /[^A-Za-z0-9_.-]/.test(v) || /^[0-9a-f]{32,}$/i.test(v) || (v.length >= 16 && shannonEntropy(v) >= 3.5);
+}
+
+function detectProse(ctx: Ctx): void {
+  const regions: [number, number][] = [];
+  if (isDocFile(ctx.file)) regions.push([0, ctx.text.length]);
+  else {
+    COMMENT_RE.lastIndex = 0;
+    for (let m; (m = COMMENT_RE.exec(ctx.text)); ) regions.push([m.index, m.index + m[0].length]);
+  }
+  for (const [from, to] of regions) {
+    const part = ctx.text.slice(from, to);
+    PROSE_RE.lastIndex = 0;
+    for (let m; (m = PROSE_RE.exec(part)); ) {
+      const v = m[1].replace(/[.:!?]+$/, "");
+      if (!proseSecret(v)) continue;
+      const start = from + m.index + m[0].length - m[1].length;
+      add(ctx, { start, end: start + v.length, kind: "password-in-prose", secret: v });
+    }
   }
 }
 
@@ -377,8 +602,12 @@ function detect(text: string, file: string): Span[] {
   for (let m; (m = DATA_URI_RE.exec(text)); ) ctx.blocked.push([m.index, m.index + m[0].length]);
   detectPem(ctx);
   detectProviders(ctx);
+  detectShapes(ctx);
+  detectCommandLines(ctx);
+  detectCredentialCalls(ctx);
   const env = isEnvFile(file);
-  detectAssignments(ctx, isConfigFile(file));
+  detectAssignments(ctx, isConfigFile(file) || isDocFile(file));
+  detectProse(ctx);
   if (env && !isEnvTemplate(file)) detectEnv(ctx);
   ctx.spans.sort((a, b) => a.start - b.start);
   return ctx.spans;

@@ -64,7 +64,13 @@ describe("query", () => {
 
   it("rejects unknown arguments and empty questions", async () => {
     await expectCode(engine.query({ project_path: p.root, question: "x", role: "admin" } as never), "INVALID_ARGUMENT");
-    await expectCode(engine.query({ project_path: p.root, question: "" }), "INVALID_ARGUMENT");
+    // Whitespace alone is as empty as "", in every operation that takes a question.
+    for (const question of ["", " ", "  \n\t "]) {
+      await expectCode(engine.query({ project_path: p.root, question }), "INVALID_ARGUMENT");
+      await expectCode(engine.recursive_query({ project_path: p.root, question }), "INVALID_ARGUMENT");
+      await expectCode(engine.search({ project_path: p.root, query: question }), "INVALID_ARGUMENT");
+      await expectCode(engine.dispatch("synaptic_neighbors", { project_path: p.root, query: question }), "INVALID_ARGUMENT");
+    }
     await expectCode(engine.query({ project_path: "shop", question: "x" }), "PATH_RELATIVE");
   });
 });

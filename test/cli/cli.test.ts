@@ -86,6 +86,14 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(cli(["skeleton", "--help"]).stdout).toMatch(/or else\s+to\s+the\s+project/);
   });
 
+  it("npx codemem runs without an npm warning about the project's .npmrc", () => {
+    // Every npm command reads the project's .npmrc; a key npm does not know was warned about on each.
+    const r = spawnSync("npm", ["exec", "--offline", "--", "codemem", "--version"], { cwd: path.resolve("."), encoding: "utf8", timeout: 300_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("0.1.0");
+    expect(r.stderr).not.toMatch(/Unknown project config/);
+  }, 320_000);
+
   it("benchmark reads a question file the user names, a tool call only the project's, and never echoes a file", async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cm-questions-"));
     try {

@@ -53,6 +53,14 @@ function readQuestions(file: string) {
   return questionsOf(text, `--questions ${abs}`);
 }
 
+function isInside(root: string, abs: string): boolean {
+  try {
+    return toProjectPath(root, abs) !== "";
+  } catch {
+    return false; // PATH_OUTSIDE_PROJECT
+  }
+}
+
 /**
  * A file named on the command line: relative to the current directory when that names a file
  * inside the project, else relative to the project, as a tool call reads it (`codemem skeleton
@@ -61,13 +69,7 @@ function readQuestions(file: string) {
 function fileArg(root: string, file: string): string {
   if (path.isAbsolute(file)) return file;
   const fromCwd = path.resolve(file);
-  const inside = (() => {
-    try {
-      return !!toProjectPath(root, fromCwd);
-    } catch {
-      return false;
-    }
-  })();
+  const inside = isInside(root, fromCwd);
   if (inside && fs.existsSync(fromCwd)) return fromCwd;
   const fromRoot = path.join(root, file);
   // Neither exists: the error names the path the user most likely meant.

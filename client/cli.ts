@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import path from "node:path";
-import { Command, Option } from "commander";
+import { Command, Option, type ParseOptionsResult } from "commander";
 import { resolveConfig, resolveProcessSettings, trustProject } from "../shared/config.js";
 import { asCodememError, CodememError, exitCodeFor } from "../shared/errors.js";
 import { configureLog } from "../shared/log.js";
@@ -58,6 +58,60 @@ function readQuestions(file: string) {
     throw new CodememError("INVALID_ARGUMENT", `--questions ${abs} cannot be read (${(err as NodeJS.ErrnoException).code}); check the path.`, { value: abs });
   }
   return questionsOf(text, `--questions ${abs}`);
+}
+
+function isInside(root: string, abs: string): boolean {
+  try {
+    return toProjectPath(root, abs) !== "";
+  } catch {
+    return false; // PATH_OUTSIDE_PROJECT
+  }
+}
+
+/**
+ * A file named on the command line: relative to the current directory when that names a file
+ * inside the project, else relative to the project, as a tool call reads it (`codemem skeleton
+ * proj src/a.py` run from proj's parent).
+ */
+function fileArg(root: string, file: string): string {
+  if (path.isAbsolute(file)) return file;
+  const fromCwd = path.resolve(file);
+  const inside = isInside(root, fromCwd);
+  if (inside && fs.existsSync(fromCwd)) return fromCwd;
+  const fromRoot = path.join(root, file);
+  // Neither exists: the error names the path the user most likely meant.
+  return fs.existsSync(fromRoot) || !inside ? fromRoot : fromCwd;
+}
+
+/** Text with a space cannot be an option's name: "--train compression level" is a question. */
+const isText = (arg: string) => /^-[^\s=]*\s/.test(arg);
+
+/**
+ * A command whose last argument is free text (a question, a query). commander reads any argument
+ * that starts with "-" as an option; here one that holds a space before any "=" is text. Unknown
+ * real options (no space) are still refused.
+ */
+class TextCommand extends Command {
+  override parseOptions(argv: string[]): ParseOptionsResult {
+    const r = super.parseOptions(argv);
+    // After the first unknown option commander classes every later argument as unknown; take the
+    // text and the plain words back, leaving the real unknown options to be refused.
+    if (!r.unknown.some(isText)) return r;
+    const back = (a: string) => isText(a) || !a.startsWith("-");
+    return { operands: [...r.operands, ...r.unknown.filter(back)], unknown: r.unknown.filter((a) => !back(a)) };
+  }
+}
+
+const textHelp = (name: string) => `
+Text that starts with "-" is still text: put it after "--" (options go before it),
+  codemem ${name} . --json -- "--train compression level"
+or quote it whole: an argument holding a space is never read as an option.`;
+
+/** A subcommand taking free text (see TextCommand), with the inherited settings `command()` gives. */
+function textCommand(parent: Command, name: string): Command {
+  const c = new TextCommand(name).copyInheritedSettings(parent).addHelpText("after", textHelp(name));
+  parent.addCommand(c);
+  return c;
 }
 
 function int(name: string) {
@@ -149,11 +203,11 @@ export function program(): Command {
   p.command("stats").description("Index statistics and the synapse store location").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "stats", {}, !!o.json, f.formatStats));
 
-  p.command("query").description("Answer a question with a small cited context").argument("<path>").argument("<question>")
+  textCommand(p, "query").description("Answer a question with a small cited context").argument("<path>").argument("<question>", 'the question, in words (one starting with "-": after "--")')
     .option("--budget <tokens>", "total token budget, 200-20000 (default 800, or [query] budget)", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
-  p.command("search").description("Hybrid search for symbols and files").argument("<path>").argument("<query>")
+  textCommand(p, "search").description("Hybrid search for symbols and files").argument("<path>").argument("<query>", 'names or words to look for (starting with "-": after "--")')
     .option("--limit <n>", "number of results, 1-100 (default 10)", int("--limit"))
     .addOption(new Option("--group-by <unit>", "node (default) or file: one result per file, `--limit` distinct files").choices(["node", "file"])).addOption(json)
     .action((dir, query, o) => run(rootOf(dir), "search", { query, ...(o.limit ? { limit: o.limit } : {}), ...(o.groupBy ? { group_by: o.groupBy } : {}) }, !!o.json, f.formatSearch));
@@ -161,10 +215,14 @@ export function program(): Command {
   p.command("wakeup").description("Session-start context for the project").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "wakeup", {}, !!o.json, f.formatAnswer));
 
-  p.command("skeleton").description("Outline of one file from the graph").argument("<path>").argument("<file>").addOption(json)
-    .action((dir, file, o) => run(rootOf(dir), "skeleton", { file_path: path.isAbsolute(file) ? file : path.resolve(file) }, !!o.json, f.formatSkeleton));
+  p.command("skeleton").description("Outline of one file from the graph").argument("<path>")
+    .argument("<file>", "the file: relative to the current directory, or else to the project (as a tool call reads it)").addOption(json)
+    .action((dir, file, o) => {
+      const root = rootOf(dir);
+      return run(root, "skeleton", { file_path: fileArg(root, file) }, !!o.json, f.formatSkeleton);
+    });
 
-  p.command("recursive-query").description("Decompose a complex question and merge the answers").argument("<path>").argument("<question>")
+  textCommand(p, "recursive-query").description("Decompose a complex question and merge the answers").argument("<path>").argument("<question>", 'the question, in words (one starting with "-": after "--")')
     .option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "recursive_query", { question, ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatAnswer));
 
@@ -172,17 +230,17 @@ export function program(): Command {
     .option("--questions <file>", "JSON file of {question, gold_files}").option("--limit <n>", "number of questions (default: all)", int("--limit")).addOption(json)
     .action((dir, o) => run(rootOf(dir), "benchmark", { ...(o.questions ? { questions: readQuestions(o.questions) } : {}), ...(o.limit ? { limit: o.limit } : {}) }, !!o.json, f.formatBenchmark));
 
-  p.command("query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>")
+  textCommand(p, "query-docs").description("Search the project's reference documents (PDF, DOCX, Markdown)").argument("<path>").argument("<question>", 'the question, in words (one starting with "-": after "--")')
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
 
-  p.command("neighbors").description("Code used or changed together with a query's hits or a file (learned from sessions and git history)").argument("<path>").argument("[query]")
-    .option("--file <file>", "seed with this file instead of a query (what usually changes with it)")
+  textCommand(p, "neighbors").description("Code used or changed together with a query's hits or a file (learned from sessions and git history)").argument("<path>").argument("[query]")
+    .option("--file <file>", "seed with this file instead of a query (what usually changes with it); relative to the current directory, or else to the project")
     .option("-k <n>", "number of neighbours, 1-50 (default 10)", int("-k")).addOption(json)
     .action((dir, query, o) => {
       if (!query === !o.file) throw new CodememError("INVALID_ARGUMENT", "codemem neighbors takes a query or --file <file> (one of them).");
       const root = rootOf(dir);
-      const seeds = o.file ? { node_ids: [toProjectPath(root, path.resolve(o.file))] } : { query };
+      const seeds = o.file ? { node_ids: [toProjectPath(root, fileArg(root, o.file))] } : { query };
       return run(root, "synaptic_neighbors", { ...seeds, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors);
     });
   p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("[path]", PATH_HELP).addOption(json)

@@ -72,9 +72,10 @@ export function renderSystemdUnit(root: string): string {
   for (const [k, v] of Object.entries(values)) checkPath(v, k === "PROJECT" ? "The project path" : `The ${k.toLowerCase()} path`);
   const tpl = fs.readFileSync(path.join(TEMPLATE_DIR, "codemem.service"), "utf8");
   // systemd expands %-specifiers in most settings: a literal % is written %%.
-  const flags = DAEMON_NODE_FLAGS.map((f) => `"${f}"`).join(" ");
+  // Each flag brings its own separator: no flags leave no double space in ExecStart.
+  const flags = DAEMON_NODE_FLAGS.map((f) => ` "${f}"`).join("");
   const env = Object.entries(DAEMON_ENV).map(([k, v]) => `${k}=${v}`).join(" ");
-  return tpl.replace("@FLAGS@", flags).replace("@ENV@", env).replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
+  return tpl.replace(" @FLAGS@", flags).replace("@ENV@", env).replace(/@(NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => values[k].replace(/%/g, "%%"));
 }
 
 /** Renders the launchd agent for a project from scripts/codemem.plist. */
@@ -83,8 +84,9 @@ export function renderLaunchdPlist(root: string, label: string): string {
   const values: Record<string, string> = { LABEL: label, NODE: process.execPath, MAIN: DAEMON_MAIN, PROJECT: root, LOG: files.log };
   const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   const tpl = fs.readFileSync(path.join(TEMPLATE_DIR, "codemem.plist"), "utf8");
-  const flags = DAEMON_NODE_FLAGS.map((f) => `<string>${xml(f)}</string>`).join("\n    ");
-  return tpl.replace("<string>@FLAGS@</string>", flags).replace(/@(LABEL|NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => xml(values[k]));
+  // One line per flag, none (not a blank line) without flags.
+  const flags = DAEMON_NODE_FLAGS.map((f) => `    <string>${xml(f)}</string>\n`).join("");
+  return tpl.replace("    <string>@FLAGS@</string>\n", flags).replace(/@(LABEL|NODE|MAIN|PROJECT|LOG)@/g, (_m, k: string) => xml(values[k]));
 }
 
 function run(cmd: string, args: string[]): ServiceCommand {

@@ -343,7 +343,8 @@ export class ProjectEngine {
     if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
     const watched = this.watched?.();
     if (watched) {
-      return { indexed_at: r.meta.built_at ?? null, stale: watched.length > 0, pending_count: watched.length, pending_files: watched.slice(0, 20) };
+      const left = this.differFromIndex(r, watched);
+      return { indexed_at: r.meta.built_at ?? null, stale: left.length > 0, pending_count: left.length, pending_files: left.slice(0, 20) };
     }
     // A daemon's start listed the tree on another thread (prefetchFreshness): that listing serves while it is fresh.
     const started = this.startWalk && now - this.startWalk.at < FRESHNESS_TTL_MS ? this.startWalk : undefined;
@@ -363,6 +364,28 @@ export class ProjectEngine {
     const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };
     this.freshCache = { at: started?.at ?? now, value };
     return value;
+  }
+
+  /**
+   * The watcher's files whose disk state is not what the index holds. Its queue may trail a build
+   * that already read them (a checkout's events still arriving, batches queued behind `codemem
+   * build`): those are current, and the batch that comes later finds nothing to do.
+   */
+  private differFromIndex(r: Retriever, files: string[]): string[] {
+    if (files.length === 0) return files;
+    const leftOut = fileStamps(r.meta.content_skipped);
+    return files.filter((rel) => {
+      const prev = r.files.get(rel);
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(path.join(this.root, rel));
+      } catch {
+        return prev !== undefined; // gone: pending while the index still holds it
+      }
+      // Settings files (codemem.toml, .gitignore) are in no index: pending until their batch.
+      if (!prev && !(rel in leftOut)) return true;
+      return prev ? prev.size !== st.size || prev.mtime_ms !== st.mtimeMs : leftOut[rel] !== sizeStamp(st.size, st.mtimeMs);
+    });
   }
 
   /** The tree as a walk started with the daemon lists it (walk-thread.ts), for the first answers' freshness. */

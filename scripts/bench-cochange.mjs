@@ -18,7 +18,7 @@ import { execFileSync } from "node:child_process";
 import Database from "better-sqlite3";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const { parseLog } = await import(path.join(root, "dist/daemon/synapse/history.js"));
+const { LOG_FORMAT, parseLog } = await import(path.join(root, "dist/daemon/synapse/history.js"));
 const { SynapseStore } = await import(path.join(root, "dist/daemon/synapse/store.js"));
 const { languageForPath } = await import(path.join(root, "dist/daemon/index/languages/registry.js"));
 const { ProjectEngine } = await import(path.join(root, "dist/daemon/engine.js"));
@@ -89,7 +89,7 @@ function synapseRanker(train, params, depth) {
   const file = path.join(tmp, `s-${Math.random().toString(36).slice(2)}.db`);
   const store = SynapseStore.open(file, params);
   for (let i = 0; i < train.length; i += 500) {
-    store.learnHistory(train.slice(i, i + 500).map((c) => ({ sha: c.sha, at: c.at, files: c.files.length, ids: c.files.filter(isSource) })), { maxFiles: MAX_FILES });
+    store.learnHistory(train.slice(i, i + 500).map((c) => ({ sha: c.sha, at: c.at, files: c.files.length, ids: c.root ? [] : c.files.filter(isSource) })), { maxFiles: MAX_FILES });
   }
   return { rank: (f) => store.neighbors([f], { depth, k: 10 }).map((n) => n.id), close: () => store.close() };
 }
@@ -97,7 +97,7 @@ function synapseRanker(train, params, depth) {
 const summary = [];
 for (const dir of repos) {
   const name = path.basename(dir.replace(/\/repo$/, "").replace(/\.git$/, ""));
-  const out = git(dir, ["-c", "core.quotepath=off", "log", "HEAD", "--no-merges", "-M", "-z", "--name-status", "--format=%x01%H %ct"]);
+  const out = git(dir, ["-c", "core.quotepath=off", "log", "HEAD", "--no-merges", "-M", "-z", "--name-status", `--format=${LOG_FORMAT}`]);
   const commits = parseLog(out).reverse();
   const cut = Math.floor(commits.length * splitAt);
   const train = commits.slice(0, cut);
@@ -110,7 +110,7 @@ for (const dir of repos) {
   for (const c of train) {
     const src = c.files.filter(isSource);
     for (const f of src) lastChange.set(f, c.at);
-    if (c.files.length > MAX_FILES || src.length < 2) continue;
+    if (c.root || c.files.length > MAX_FILES || src.length < 2) continue;
     for (const a of src) {
       const m = pair.get(a) ?? new Map();
       for (const b of src) if (b !== a) m.set(b, (m.get(b) ?? 0) + 1);
@@ -134,7 +134,7 @@ for (const dir of repos) {
   rows.push({ method: "recently changed files", ...evaluate(cases, byRecent) });
   if (!noGraph) {
     // Names in the tree at the split are mapped to today's names (renames since), as history is.
-    const since = git(dir, ["-c", "core.quotepath=off", "log", `${train[train.length - 1].sha}..HEAD`, "--no-merges", "-M", "-z", "--name-status", "--format=%x01%H %ct"]);
+    const since = git(dir, ["-c", "core.quotepath=off", "log", `${train[train.length - 1].sha}..HEAD`, "--no-merges", "-M", "-z", "--name-status", `--format=${LOG_FORMAT}`]);
     const names = new Map();
     parseLog(since, names);
     const g = await graphNeighbours(dir, train[train.length - 1].sha, name, (p) => names.get(p) ?? p);

@@ -32,7 +32,12 @@ function op<I extends z.ZodRawShape, O extends z.ZodRawShape>(d: {
  * how telling they are, and the names, paths and frames it mentions are what it weighs.
  */
 export const QUESTION_MAX_CHARS = 100_000;
-const questionText = z.string().min(1).max(QUESTION_MAX_CHARS, `at most ${QUESTION_MAX_CHARS} characters; pass the report's relevant part (its message, stack trace and the paths it names)`);
+const questionText = z
+  .string()
+  .min(1)
+  .max(QUESTION_MAX_CHARS, `at most ${QUESTION_MAX_CHARS} characters; pass the report's relevant part (its message, stack trace and the paths it names)`)
+  // Whitespace alone asks nothing: refused like "" rather than answered with a generic context.
+  .refine((s) => s.trim() !== "", "holds only whitespace; ask in words");
 
 /** A query answer's token budget; its default follows the project's [query] budget (800, recursive 1.5×). */
 const budget = (min: number, dflt: number) => z.number().int().min(min).max(20000).optional().describe(`Total o200k tokens of the answer (default ${dflt})`);

@@ -37,6 +37,19 @@ function fitLines(lines: string[], budget: number): { text: string; items: numbe
   return { text: out.join("\n"), items: Math.max(0, out.length - 1) };
 }
 
+/** A heading and its items: the items that fit, or nothing at all (a heading alone says nothing). */
+function fitSection(lines: string[], budget: number): { text: string; items: number } {
+  const fit = fitLines(lines, budget);
+  return fit.items > 0 ? fit : { text: "", items: 0 };
+}
+
+/** Text cut at line ends keeps no section heading it cut every item from (the title line stays). */
+function dropTrailingHeading(text: string): string {
+  const lines = text.split("\n");
+  while (lines.length > 1 && /^(##+ |\s*$)/.test(lines[lines.length - 1])) lines.pop();
+  return lines.join("\n");
+}
+
 function cutToTokens(text: string, budget: number): string {
   let t = text;
   while (t.length > 0 && countTokens(t + "…") > budget) t = t.slice(0, Math.floor(t.length * 0.85));
@@ -128,9 +141,9 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
   const b1 = Math.floor(budget * SHARES.L1);
   const b2 = Math.floor(budget * SHARES.L2);
   const l0 = fitLines(identityLines(r, freshness), Math.max(b0, r.files.size ? 30 : budget)); // an empty index has nothing but the reason to tell
-  const l1 = fitLines(architectureLines(r, 4), b1);
+  const l1 = fitSection(architectureLines(r, 4), b1);
   const comms = relevantCommunities(r, hits.slice(0, 12), 3);
-  const l2 = fitLines(comms.length ? ["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)] : [], b2);
+  const l2 = fitSection(comms.length ? ["## Relevant areas", ...comms.map((c) => `- ${c.name}: ${c.description}`)] : [], b2);
   const used = countTokens([l0.text, l1.text, l2.text].filter(Boolean).join("\n\n")) + 4;
   const b3 = budget - used;
 
@@ -210,14 +223,14 @@ export async function assembleWakeup(r: Retriever, read: ReadSource, budget: num
   const b1 = Math.floor(budget * 0.35);
   const identity = identityLines(r, freshness);
   const l0 = fitLines(r.files.size ? [...identity, ...toolLines()] : identity, Math.max(b0, r.files.size ? 40 : budget)); // an empty index has nothing but the reason to tell
-  const l1 = fitLines(architectureLines(r, 4), b1);
+  const l1 = fitSection(architectureLines(r, 4), b1);
   const used = countTokens([l0.text, l1.text].join("\n\n")) + 2;
   const central = (await keySymbols(r, read, 12)).map(
     (n) => `- ${n.qualified_name} (${n.type}) ${n.file_path}:${n.line_start}${n.description && !n.description.startsWith(n.type) ? ` — ${firstParagraph(n.description, 60)}` : ""}`,
   );
-  const l2 = fitLines(central.length ? ["## Key symbols (entry points)", ...central] : [], budget - used);
+  const l2 = fitSection(central.length ? ["## Key symbols (entry points)", ...central] : [], budget - used);
   let context = [l0.text, l1.text, l2.text].filter(Boolean).join("\n\n");
-  while (countTokens(context) > budget && context.includes("\n")) context = context.slice(0, context.lastIndexOf("\n"));
+  while (countTokens(context) > budget && context.includes("\n")) context = dropTrailingHeading(context.slice(0, context.lastIndexOf("\n")));
   return {
     context,
     tokens: countTokens(context),

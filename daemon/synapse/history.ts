@@ -15,6 +15,11 @@ export interface HistoryCommit {
   at: number;
   /** Project-relative paths the commit changed (added, modified, renamed, deleted), under today's names. */
   files: string[];
+  /**
+   * No parent: the repository's first commit, or a shallow clone's oldest. Its "changes" are the
+   * whole tree as it was then, not files changed together.
+   */
+  root: boolean;
 }
 
 export interface HistoryOptions {
@@ -61,17 +66,20 @@ export async function readGitHistory(root: string, opts: HistoryOptions): Promis
     const ancestor = (await git(root, ["merge-base", "--is-ancestor", opts.after, "HEAD"])) !== undefined;
     if (ancestor) range = `${opts.after}..HEAD`;
   }
-  // -z: paths verbatim (no quoting of non-ASCII names); \x01 opens each commit's record.
+  // -z: paths verbatim (no quoting of non-ASCII names).
   const out = await git(root, [
     "-c", "core.quotepath=off", "log", range, "--no-merges", "-M", "-z", "--name-status", "--relative",
-    "--format=%x01%H %ct", `-n${Math.floor(opts.max)}`, "--", ".",
+    `--format=${LOG_FORMAT}`, `-n${Math.floor(opts.max)}`, "--", ".",
   ]);
   if (!out) return [];
   return parseLog(out).reverse();
 }
 
+/** `git log --format` that parseLog reads (with -z): \x01 opens each commit's record; %P: its parents. */
+export const LOG_FORMAT = "%x01%H %ct %P";
+
 /**
- * Parses `git log -z --name-status --format=%x01%H %ct` (newest first) and names every path by
+ * Parses `git log -z --name-status --format=${LOG_FORMAT}` (newest first) and names every path by
  * today's name: walking back in time, a rename old → new makes later (older) mentions of `old`
  * mean whatever `new` is called now. `today` ends holding every earlier name → today's name.
  */
@@ -81,7 +89,7 @@ export function parseLog(out: string, today = new Map<string, string>()): Histor
   for (const record of out.split("\x01")) {
     if (!record) continue;
     const head = record.indexOf("\0");
-    const [sha, secs] = (head < 0 ? record : record.slice(0, head)).trim().split(" ");
+    const [sha, secs, ...parents] = (head < 0 ? record : record.slice(0, head)).trim().split(" ");
     if (!sha || !secs) continue;
     const tokens = head < 0 ? [] : record.slice(head + 1).replace(/^\n/, "").split("\0");
     const files = new Set<string>();
@@ -103,7 +111,7 @@ export function parseLog(out: string, today = new Map<string, string>()): Histor
         if (status[0] === "A") today.delete(p);
       }
     }
-    commits.push({ sha, at: Number(secs) * 1000, files: [...files] });
+    commits.push({ sha, at: Number(secs) * 1000, files: [...files], root: parents.length === 0 });
   }
   return commits;
 }
@@ -133,7 +141,8 @@ export async function replayHistory(store: SynapseStore, root: string, opts: Rep
   else if (store.historyHead() === head) return total;
   const commits = await readGitHistory(root, { max: opts.commits, after: opts.reread ? undefined : store.historyHead() });
   for (let i = 0; i < commits.length; i += HISTORY_CHUNK) {
-    const chunk = commits.slice(i, i + HISTORY_CHUNK).map((c) => ({ sha: c.sha, at: c.at, files: c.files.length, ids: c.files.filter(opts.isIndexed) }));
+    // A root commit is read (and counted) but teaches nothing: it added every file at once.
+    const chunk = commits.slice(i, i + HISTORY_CHUNK).map((c) => ({ sha: c.sha, at: c.at, files: c.files.length, ids: c.root ? [] : c.files.filter(opts.isIndexed) }));
     const r = store.learnHistory(chunk, { maxFiles: opts.maxFiles, head: i + HISTORY_CHUNK >= commits.length ? head : undefined });
     total.commits += r.commits;
     total.learned += r.learned;

@@ -48,6 +48,52 @@ describe("codemem CLI (a thin client of the daemon)", () => {
     expect(fs.existsSync(path.join(sub, "codegraph-out"))).toBe(false);
   });
 
+  it("a question is text whatever it starts with; whitespace alone is refused like an empty one", () => {
+    expect(cli(["build", "."]).status).toBe(0);
+    // An issue titled "--vat rounding": after "--", or whole (text with a space is no option).
+    for (const args of [["query", ".", "--json", "--", "--vat added to an amount"], ["query", ".", "--vat added to an amount", "--json"], ["search", ".", "--json", "--", "-apply_tax"]]) {
+      const r = cli(args);
+      expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(JSON.parse(r.stdout).citations?.[0]?.file_path ?? JSON.parse(r.stdout).results[0].file_path).toBe("shop/models.py");
+    }
+    // Real options are still options: an unknown one is refused, even next to a spaced question.
+    expect(cli(["query", ".", "--vat added", "--budgte", "300"]).status).toBe(2);
+    expect(cli(["query", ".", "how?", "--bogus"]).status).toBe(2);
+    for (const cmd of ["query", "search", "recursive-query", "query-docs", "neighbors"]) expect(cli([cmd, "--help"]).stdout, cmd).toMatch(/after "--"/);
+    for (const question of ["", "   ", "\t\n"]) {
+      for (const cmd of ["query", "search"]) {
+        const r = cli([cmd, ".", question]);
+        expect(r.status, `${cmd} ${JSON.stringify(question)}`).toBe(2);
+        expect(r.stderr).toMatch(/INVALID_ARGUMENT/);
+      }
+    }
+  });
+
+  it("skeleton and neighbors --file read a file relative to the project when the current directory has no such file", () => {
+    expect(cli(["build", "."]).status).toBe(0);
+    const parent = path.dirname(p.root);
+    const name = path.basename(p.root);
+    const fromParent = cli(["skeleton", name, "shop/models.py"], parent);
+    expect(fromParent.stderr).toBe("");
+    expect(fromParent.stdout).toMatch(/L15-24 class Order\(Entity\)/);
+    expect(cli(["neighbors", name, "--file", "shop/models.py", "--json"], parent).status).toBe(0);
+    // Relative to the current directory first: inside shop/, "models.py" is shop/models.py.
+    expect(cli(["skeleton", ".", "models.py"], path.join(p.root, "shop")).stdout).toMatch(/class Order/);
+    // A file in neither place is named as the project's, and refused as missing.
+    const missing = cli(["skeleton", name, "shop/nope.py"], parent);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/PATH_NOT_FOUND/);
+    expect(cli(["skeleton", "--help"]).stdout).toMatch(/or else\s+to\s+the\s+project/);
+  });
+
+  it("npx codemem runs without an npm warning about the project's .npmrc", () => {
+    // Every npm command reads the project's .npmrc; a key npm does not know was warned about on each.
+    const r = spawnSync("npm", ["exec", "--offline", "--", "codemem", "--version"], { cwd: path.resolve("."), encoding: "utf8", timeout: 300_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("0.1.0");
+    expect(r.stderr).not.toMatch(/Unknown project config/);
+  }, 320_000);
+
   it("benchmark reads a question file the user names, a tool call only the project's, and never echoes a file", async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cm-questions-"));
     try {

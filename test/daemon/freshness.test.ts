@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -5,9 +6,10 @@ import { callDaemon } from "../../dist/client/rpc.js";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { discover } from "../../dist/daemon/index/walk.js";
 import { walkApart } from "../../dist/daemon/index/walk-thread.js";
+import { startWatcher } from "../../dist/daemon/watch.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { touchLater } from "../helpers.js";
-import { cleanupAll, makeProject, spawnDaemonChild } from "./helpers.js";
+import { cleanupAll, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
 
 afterAll(cleanupAll);
 
@@ -38,4 +40,44 @@ describe("a daemon's first answers after a start", () => {
     expect([...out.freshness.pending_files].sort()).toEqual(["app/orders.py", "app/report.py", "app/store.py"]);
     expect(out.freshness.pending_count).toBe(3);
   });
+});
+
+describe("a build that returns leaves the index current with the tree it read", () => {
+  it("the watcher's queue trailing a checkout is not reported pending once a build has indexed those files", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return x + ${i}\n`;
+    const root = makeProject({ files });
+    const git = (...args: string[]) => execFileSync("git", ["-C", root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", ...args], { encoding: "utf8" });
+    git("init", "-q", "-b", "main");
+    git("add", "-A");
+    git("commit", "-q", "-m", "A");
+    const a = git("rev-parse", "HEAD").trim();
+    for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(root, `pkg/m${i}.py`), `def f${i}(x, y):\n    return x * y + ${i}\n`);
+    git("commit", "-q", "-am", "B");
+    const engine = await ProjectEngine.open(root, { sideEffects: false });
+    // A watcher whose batches wait: its queue holds the checkout's events as a busy daemon's does.
+    let watcher: Awaited<ReturnType<typeof startWatcher>> | undefined;
+    try {
+      await engine.build({ project_path: root });
+      watcher = startWatcher(engine, { quietMs: 600_000, maxDelayMs: 600_000 });
+      await watcher.ready;
+      const w = watcher;
+      engine.watchWith(() => w.status().pending);
+      git("checkout", "-q", a);
+      await waitFor("the checkout's events", () => w.status().pending.length === 40, 30_000);
+      expect((await engine.freshness()).pending_count).toBe(40); // not indexed yet: pending
+      await engine.build({ project_path: root });
+      expect(w.status().pending.length).toBe(40); // still queued in the watcher
+      const fresh = await engine.freshness();
+      expect(fresh).toMatchObject({ stale: false, pending_count: 0, pending_files: [] });
+      // A change after the build is pending again.
+      fs.appendFileSync(path.join(root, "pkg/m3.py"), "\n\ndef g():\n    return 3\n");
+      touchLater(path.join(root, "pkg/m3.py"));
+      engine.markChanged();
+      expect(await engine.freshness()).toMatchObject({ stale: true, pending_count: 1, pending_files: ["pkg/m3.py"] });
+    } finally {
+      await watcher?.close();
+      await engine.close();
+    }
+  }, 120_000);
 });

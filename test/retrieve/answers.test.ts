@@ -42,9 +42,35 @@ describe("query", () => {
     }
   });
 
+  it("gives a layer with no content no heading, at any budget", async () => {
+    for (const budget of [200, 250, 300, 800]) {
+      const a = await engine.query({ project_path: p.root, question: "order total tax checkout validate save", budget });
+      expect(headingsWithoutItems(a.context), `budget ${budget}`).toEqual([]);
+      for (const l of a.layers.filter((x) => x.level !== "L0")) expect(l.tokens === 0, `${l.level} at ${budget}`).toBe(l.items === 0);
+    }
+    // The wake-up's budget comes from the settings: 50 is the least they accept.
+    for (const budget of [50, 80, 120]) {
+      const q = makeProject({ ...PY_PROJECT, "codemem.toml": `[query]\nwakeup_budget = ${budget}\n` });
+      const e = await ProjectEngine.open(q.root, { sideEffects: false });
+      try {
+        await e.build({ project_path: q.root });
+        expect(headingsWithoutItems((await e.wakeup({ project_path: q.root })).context), `wakeup budget ${budget}`).toEqual([]);
+      } finally {
+        await e.close();
+        q.cleanup();
+      }
+    }
+  });
+
   it("rejects unknown arguments and empty questions", async () => {
     await expectCode(engine.query({ project_path: p.root, question: "x", role: "admin" } as never), "INVALID_ARGUMENT");
-    await expectCode(engine.query({ project_path: p.root, question: "" }), "INVALID_ARGUMENT");
+    // Whitespace alone is as empty as "", in every operation that takes a question.
+    for (const question of ["", " ", "  \n\t "]) {
+      await expectCode(engine.query({ project_path: p.root, question }), "INVALID_ARGUMENT");
+      await expectCode(engine.recursive_query({ project_path: p.root, question }), "INVALID_ARGUMENT");
+      await expectCode(engine.search({ project_path: p.root, query: question }), "INVALID_ARGUMENT");
+      await expectCode(engine.dispatch("synaptic_neighbors", { project_path: p.root, query: question }), "INVALID_ARGUMENT");
+    }
     await expectCode(engine.query({ project_path: "shop", question: "x" }), "PATH_RELATIVE");
   });
 });
@@ -241,3 +267,9 @@ describe("a project without source files", () => {
     }
   });
 });
+
+/** Section headings ("## …") followed by no line of their own (a blank line, another section or the end). */
+function headingsWithoutItems(context: string): string[] {
+  const lines = context.split("\n");
+  return lines.filter((l, i) => /^## /.test(l) && !/^(?!#{1,2} )\S/.test(lines[i + 1] ?? ""));
+}

@@ -147,6 +147,36 @@ describe("the first build learns co-change from the git history", () => {
 });
 
 describe("projects with little or no history", () => {
+  it("a first commit that adds every file teaches nothing: only later commits are co-change", async () => {
+    const files: Record<string, string> = {};
+    for (const n of ["a", "b", "c", "d", "e"]) files[`app/${n}.py`] = py(n);
+    const q = makeProject(files);
+    try {
+      git(q.root, "init", "-q", "-b", "main");
+      commit(q, {}, "initial import");
+      commit(q, { "app/a.py": py("a", 1), "app/b.py": py("b", 1) }, "a with b");
+      await buildAndSettle(q.root);
+      const s = storeOf(q.root);
+      try {
+        expect(s.historyStats()).toMatchObject({ commits: 2, learned: 1 }); // read, but not learned
+        expect(s.neighbors(["app/a.py"], { depth: 1, k: 50 }).map((n) => n.id)).toEqual(["app/b.py"]);
+        expect(s.neighbors(["app/c.py"], { depth: 2, k: 50 })).toEqual([]);
+      } finally {
+        s.close();
+      }
+      // So too through the tool: c.py changed with nothing.
+      const e = await ProjectEngine.open(q.root, { sideEffects: false });
+      try {
+        const n = (await e.dispatch("synaptic_neighbors", { project_path: q.root, node_ids: ["app/c.py"] })) as { neighbors: unknown[] };
+        expect(n.neighbors).toEqual([]);
+      } finally {
+        await e.close();
+      }
+    } finally {
+      q.cleanup();
+    }
+  });
+
   it("a shallow clone learns what it has; a project outside git and history_commits = 0 learn nothing", async () => {
     const shallow = makeProject({});
     const plain = makeProject({ "app/a.py": py("a"), "app/b.py": py("b") });
@@ -156,7 +186,7 @@ describe("projects with little or no history", () => {
       await buildAndSettle(shallow.root);
       const h = historyOf(shallow.root);
       expect(h.stats.commits).toBe(3);
-      expect(h.stats.learned).toBeLessThanOrEqual(1); // the boundary commit holds the whole tree: bulk
+      expect(h.stats.learned).toBeLessThanOrEqual(1); // the boundary commit holds the whole tree and has no parent: not learned
 
       await buildAndSettle(plain.root);
       expect(historyOf(plain.root).stats).toEqual({ commits: 0, learned: 0, edges: 0 });

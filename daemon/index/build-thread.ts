@@ -40,6 +40,10 @@ function embedderFor(cfg: ResolvedConfig): Promise<Embedder> {
  */
 const HEAVY_BUILD_FILES = 24;
 
+/** The build running now, and builds cancelled before they started. */
+let current: number | undefined;
+const cancelledIds = new Set<number>();
+
 /** Builds waiting for the daemon's word before their write, by id. */
 const writeAsked = new Map<number, (ok: boolean) => void>();
 
@@ -47,8 +51,8 @@ let queue = Promise.resolve();
 port.on((m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
   if (m.type === "memory") return void port.postMessage({ type: "memory", id: m.id, memory: apart ? { ...memoryMb(), rss: rssMb() } : memoryMb() } satisfies FromThread);
-  // Also at once: it stops the build running now, not one queued after it.
-  if (m.type === "cancel") return void builder?.cancel();
+  // Also at once: it stops that build if it runs now, else it never starts (it may wait behind a warm load).
+  if (m.type === "cancel") return void (m.id === current ? builder?.cancel() : cancelledIds.add(m.id));
   if (m.type === "may-write") return void writeAsked.get(m.id)?.(m.ok);
   queue = queue.then(() => handle(m));
 });
@@ -68,6 +72,10 @@ async function handle(m: ToThread): Promise<void> {
     // A process exits after its build: clustering is done in it, not left for the background.
     if (!apart) builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
   }
+  if (cancelledIds.delete(m.id)) {
+    return port.postMessage({ type: "failed", id: m.id, error: { code: "BUILD_CANCELLED", message: "The build was cancelled before it started; the index is as it was." } } satisfies FromThread);
+  }
+  current = m.id;
   let heavy = true;
   try {
     const mayWrite = () =>
@@ -85,6 +93,7 @@ async function handle(m: ToThread): Promise<void> {
     const e = asCodememError(err);
     port.postMessage({ type: "failed", id: m.id, error: { code: e.code, message: e.message, details: e.details } } satisfies FromThread);
   } finally {
+    current = undefined;
     if (heavy) collectWhenIdle();
   }
 }

@@ -234,7 +234,7 @@ export type ToThread =
   | { type: "reset" }
   | { type: "close" }
   | { type: "memory"; id: number }
-  | { type: "cancel" }
+  | { type: "cancel"; id: number }
   | { type: "may-write"; id: number; ok: boolean };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
@@ -381,14 +381,19 @@ export class ThreadBuilder implements Builder {
   }
 
   /**
-   * The running build stops at its next checkpoint. Its thread may be too busy to read that before the
-   * write (resolving holds it), so the write waits for this side's word (may-write): false once it writes.
+   * Cancels the running build unless it writes already. Its client hears at once: the build can no
+   * longer write, for the write waits for this side's word (may-write), now no. A process of the
+   * build's own holds nothing worth keeping and ends now; the build thread (its warm state kept)
+   * stops at its next checkpoint, parse workers at once.
    */
   cancel(): boolean {
-    const p = [...this.pending.values()].find((b) => b.host === this.running && b.stage !== "writing");
-    if (!p) return false;
+    const found = [...this.pending].find(([, b]) => b.host === this.running && b.stage !== "writing");
+    if (!found) return false;
+    const [id, p] = found;
     p.stage = "cancelled";
-    p.host.send({ type: "cancel" } satisfies ToThread);
+    p.reject(new CodememError("BUILD_CANCELLED", "The build was cancelled before it wrote anything; the index is as it was."));
+    if (p.host === this.worker) p.host.send({ type: "cancel", id } satisfies ToThread);
+    else p.host.stop();
     return true;
   }
 

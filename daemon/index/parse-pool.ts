@@ -79,6 +79,20 @@ export class ParsePool {
           onDone?.(++done);
         },
       );
+    // A cancel stops the workers at once, files in hand included (a large file takes seconds to parse
+    // on a busy machine): what they held comes back as lost and is not retried once the signal fired.
+    const stop = () => void this.close();
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      await this.extractInto(jobs, record, lost, signal, embedder);
+    } finally {
+      signal?.removeEventListener("abort", stop);
+    }
+    extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
+    return { extracts, failed, prepared };
+  }
+
+  private async extractInto(jobs: Job[], record: (p: Promise<Parsed>, job: Job, alone?: boolean) => Promise<void>, lost: Job[], signal: AbortSignal | undefined, embedder: string | undefined): Promise<void> {
     if (jobs.length < 24 || this.size <= 1) {
       for (const job of jobs) {
         if (signal?.aborted) break;
@@ -111,8 +125,6 @@ export class ParsePool {
         await record(this.run(this.workers[0], job), job, true);
       }
     }
-    extracts.sort((a, b) => (a.path < b.path ? -1 : 1));
-    return { extracts, failed, prepared };
   }
 
   /** Workers running now (started by the first job, gone after `close` or an idle spell). */

@@ -700,6 +700,21 @@ export class ProjectEngine {
     return this.opts.sideEffects !== false;
   }
 
+  /**
+   * The daemon stops: builds waiting never start; the running one may finish within `graceMs` (its
+   * client gets its answer), else it is stopped (Builder.abort) and its client told so.
+   */
+  async stopBuilds(graceMs: number): Promise<void> {
+    for (const t of this.waiting) t.cancelled = true;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([this.building.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!finished) {
+      log.info("stopping the running build: the daemon stops", { grace_ms: graceMs });
+      this.builder.abort?.();
+    }
+  }
+
   async close(): Promise<void> {
     await this.building;
     await this.history;

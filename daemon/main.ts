@@ -18,6 +18,8 @@ import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
+/** How long a stop lets a running build finish (below SHUTDOWN_GRACE_MS: its request then completes and the server closes). */
+const BUILD_STOP_GRACE_MS = 3000;
 const OWNERSHIP_CHECK_MS = 2000;
 const VERSION = readVersion();
 /** The code this daemon runs: clients of an updated installation restart it (client/rpc.ts). */
@@ -243,7 +245,11 @@ async function main(): Promise<void> {
           log.warn(`shutdown: ${what} failed`, { error: (err as Error).message });
           return false;
         });
+      // Alongside the server's close, which waits for the build's request: a build still running after
+      // the grace is stopped, so no build outlives its daemon (nor holds the stop past its client's patience).
+      const buildsStopped = engine.stopBuilds(BUILD_STOP_GRACE_MS);
       clean = (await server.close(SHUTDOWN_GRACE_MS, ownsSocket() ? undefined : files.socket)) && clean;
+      await buildsStopped;
       if (watcher) clean = (await timeout(watcher.close(), "watcher close")) && clean;
       clean = (await timeout(engine.close(), "engine close")) && clean;
       try {

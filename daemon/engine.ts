@@ -706,6 +706,7 @@ export class ProjectEngine {
    */
   async stopBuilds(graceMs: number): Promise<void> {
     for (const t of this.waiting) t.cancelled = true;
+    this.builder.windDown?.();
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([this.building.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
     clearTimeout(timer);

@@ -39,6 +39,8 @@ export interface Builder {
    * the build thread is cancelled, and ends with the daemon's process if it cannot be.
    */
   abort?(): void;
+  /** The daemon stops: the running build may finish, but nothing is started after it (no fresh build thread). */
+  windDown?(): void;
   /** Heap of the thread builds run on (MB), when it is not the caller's: the daemon reports it. */
   memory?(): Promise<Record<string, number> | undefined>;
   /** Told of index changes made by background work between builds (a re-clustering), to refresh readers. */
@@ -374,7 +376,7 @@ export class ThreadBuilder implements Builder {
 
   /** A fresh build thread loads the warm state from the index at once (a build of no paths), so the next save finds it warm. */
   private warmThread(cfg: ResolvedConfig): void {
-    if (this.aborted) return; // the daemon is stopping
+    if (this.windingDown) return; // the daemon is stopping
     this.buildOn(this.thread(), cfg, { paths: [], warm: true, deferGraphFile: true }).catch((err) => log.warn("loading the build state on a fresh build thread failed; the next build loads it", { error: (err as Error).message }));
   }
 
@@ -410,9 +412,14 @@ export class ThreadBuilder implements Builder {
   }
 
   private aborted = false;
+  private windingDown = false;
+
+  windDown(): void {
+    this.windingDown = true;
+  }
 
   abort(): void {
-    this.aborted = true;
+    this.aborted = this.windingDown = true;
     if (this.running && this.running !== this.worker) this.running.stop();
     else this.cancel();
   }

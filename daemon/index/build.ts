@@ -9,6 +9,7 @@ import { openStore } from "../store/open.js";
 import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
+import { MAX_DEF_DEPTH } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -529,6 +530,9 @@ async function parseFiles(
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
     const row = toParse.find((c) => c.row.path === f.path)!.row;
     scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
+  }
+  for (const e of r.extracts) {
+    if (e.tooDeep) scan.skipped.push({ path: e.path, reason: "too_deep", detail: `indexed to ${MAX_DEF_DEPTH} nested definitions; ${e.tooDeep} nested deeper left out` });
   }
   return { fresh: new Map(r.extracts.map((e) => [e.path, e])), prepared: r.prepared };
 }

@@ -24,7 +24,8 @@ export const ALWAYS_EXCLUDED_DIRS = new Set([
 export const BUILD_OUTPUT_DIRS = new Set(["dist", "build", "out", "target", ".build", "bin", "obj", "lib-cov"]);
 const MANIFESTS = ["package.json", "Cargo.toml", "pyproject.toml", "setup.py", "pom.xml", "build.gradle", "go.mod", "tsconfig.json"];
 
-export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside";
+/** `too_deep`: indexed, but its definitions nested deeper than MAX_DEF_DEPTH are left out. */
+export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside" | "too_deep";
 
 export interface Candidate {
   path: string; // project-relative POSIX

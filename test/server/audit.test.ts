@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -183,5 +184,13 @@ describe("audit log", () => {
     const r = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(r).toMatchObject({ ok: true, entries: 3, root: p.root, by_tool: { codemem_build: 1, codemem_query: 2 } });
     expect(() => writeAuditReport(p.root, { format: "csv" as "json", output: out })).toThrowError(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+  });
+
+  it("an --output that cannot be written (/proc/self/x) is INVALID_ARGUMENT naming the path (exit 2), not INTERNAL", () => {
+    p = makeProject({});
+    new AuditLog(p.root).append(entry(0));
+    const r = spawnSync(process.execPath, [path.resolve("dist/client/cli.js"), "audit-report", p.root, "--output", "/proc/self/x"], { encoding: "utf8", timeout: 60_000 });
+    expect(r.stderr).toMatch(/INVALID_ARGUMENT: --output \/proc\/self\/x /);
+    expect(r.status).toBe(2);
   });
 });

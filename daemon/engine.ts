@@ -721,6 +721,15 @@ export class ProjectEngine {
     await this.history;
     await this.builder.close();
     await this.invalidate({ now: true });
+    if (this.opts.daemon && this.cfg.store.backend === "local") {
+      // Its readers could not fold the log in (a full disk after a build's commit left it): the stop does.
+      try {
+        const { LocalStore } = await import("./store/local.js");
+        if (LocalStore.foldLog(stateDirs(this.root).dbFile)) log.info("folded the index's log into it at stop");
+      } catch (err) {
+        log.warn("the index's log stays beside it (folded in by the next build)", { error: (err as Error).message });
+      }
+    }
     this.docs?.close();
     this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;

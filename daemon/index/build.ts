@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
-import { CodememError } from "../../shared/errors.js";
+import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import { ensureOwnDir, fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { redactSecrets } from "../secrets/scan.js";
@@ -382,7 +382,11 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           if (cfg.store.backend === "local") await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
           await write?.();
         });
-      } else await write?.();
+      } else await write?.().catch((err) => {
+        if (!isDiskFullError(err)) throw err;
+        const file = stateDirs(cfg.root).graphFile;
+        throw new CodememError("DISK_FULL", `The index is written, but no space is left on the disk holding ${file} to write it (${(err as Error).message}). Free space, then run \`codemem build\` (it writes graph.json again).`, { file });
+      });
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
       return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);

@@ -230,8 +230,8 @@ function writeGraph(write: () => Promise<void>): Promise<void> {
 
 /** graph.json written by a thread of its own (graph-thread.ts), which exits when done. */
 export function writeGraphInThread(cfg: ResolvedConfig, meta: { built_at: string; index_version: string }, patch?: GraphFilePatch): Promise<GraphFileWritten> {
-  return threadReply<{ ok: boolean; error?: string; written?: GraphFileWritten }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta, patch }, "graph.json thread").then((m) => {
-    if (!m.ok) throw new Error(m.error);
+  return threadReply<{ ok: boolean; error?: string; code?: string; written?: GraphFileWritten }>(new URL("./graph-thread.js", import.meta.url), { cfg, meta, patch }, "graph.json thread").then((m) => {
+    if (!m.ok) throw Object.assign(new Error(m.error), { code: m.code });
     return m.written!;
   });
 }

@@ -10,5 +10,6 @@ import { writeGraphFile, type GraphFilePatch } from "./graph-file.js";
 const { cfg, meta, patch } = workerData as { cfg: ResolvedConfig; meta: { built_at: string; index_version: string }; patch?: GraphFilePatch };
 writeGraphFile(cfg, meta, patch).then(
   (written) => parentPort!.postMessage({ ok: true, written }),
-  (err: Error) => parentPort!.postMessage({ ok: false, error: err.message }),
+  // Its code goes along: ENOSPC is DISK_FULL on the other side.
+  (err: NodeJS.ErrnoException) => parentPort!.postMessage({ ok: false, error: err.message, code: err.code }),
 );

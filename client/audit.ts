@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { resolveProcessSettings } from "../shared/config.js";
-import { CodememError } from "../shared/errors.js";
+import { CodememError, isDiskFullError } from "../shared/errors.js";
 import { stateDirs, writeFileAtomic } from "../shared/paths.js";
 import { ensureOwnDir, openOwnAppend } from "../shared/own-files.js";
 
@@ -496,6 +496,13 @@ export function writeAuditReport(root: string, opts: { format: "json"; output: s
     throw new CodememError("PATH_NOT_FOUND", `--output ${opts.output}: the directory ${path.dirname(out)} does not exist; create it or pass another path.`, { value: opts.output });
   }
   const report = { generated_at: new Date().toISOString(), root, ...verifyAudit(root) };
-  writeFileAtomic(out, JSON.stringify(report, null, 2) + "\n");
+  try {
+    writeFileAtomic(out, JSON.stringify(report, null, 2) + "\n");
+  } catch (err) {
+    // Where the user asked to write is theirs to fix (a read-only or virtual file system like /proc, a full disk): not an internal fault.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (isDiskFullError(err)) throw new CodememError("DISK_FULL", `--output ${opts.output}: no space left on its disk (${code}); free space or pass a path on another disk.`, { value: opts.output });
+    throw new CodememError("INVALID_ARGUMENT", `--output ${opts.output} cannot be written (${code ?? (err as Error).message}); pass a path in a directory you can write to.`, { value: opts.output });
+  }
   return report;
 }

@@ -723,11 +723,36 @@ export class ProjectEngine {
     return this.opts.sideEffects !== false;
   }
 
+  /**
+   * The daemon stops: builds waiting never start; the running one may finish within `graceMs` (its
+   * client gets its answer), else it is stopped (Builder.abort) and its client told so.
+   */
+  async stopBuilds(graceMs: number): Promise<void> {
+    for (const t of this.waiting) t.cancelled = true;
+    this.builder.windDown?.();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([this.building.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!finished) {
+      log.info("stopping the running build: the daemon stops", { grace_ms: graceMs });
+      this.builder.abort?.();
+    }
+  }
+
   async close(): Promise<void> {
     await this.building;
     await this.history;
     await this.builder.close();
     await this.invalidate({ now: true });
+    if (this.opts.daemon && this.cfg.store.backend === "local") {
+      // Its readers could not fold the log in (a full disk after a build's commit left it): the stop does.
+      try {
+        const { LocalStore } = await import("./store/local.js");
+        if (LocalStore.foldLog(stateDirs(this.root).dbFile)) log.info("folded the index's log into it at stop");
+      } catch (err) {
+        log.warn("the index's log stays beside it (folded in by the next build)", { error: (err as Error).message });
+      }
+    }
     this.docs?.close();
     this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;

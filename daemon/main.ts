@@ -19,6 +19,12 @@ import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
+/**
+ * How long a stop lets a running build finish before stopping it; the server waits a little longer
+ * for the build's reply. The whole stop stays under `codemem daemon stop`'s 10 s, after which it
+ * kills the daemon (and a build stuck in a loop would outlive it).
+ */
+const BUILD_STOP_GRACE_MS = 6000;
 const OWNERSHIP_CHECK_MS = 2000;
 const VERSION = readVersion();
 /** The code this daemon runs: clients of an updated installation restart it (client/rpc.ts). */
@@ -251,7 +257,11 @@ async function main(): Promise<void> {
           log.warn(`shutdown: ${what} failed`, { error: (err as Error).message });
           return false;
         });
-      clean = (await server.close(SHUTDOWN_GRACE_MS, ownsSocket() ? undefined : files.socket)) && clean;
+      // Alongside the server's close, which waits for the build's request: a build still running after
+      // the grace is stopped, so no build outlives its daemon (nor holds the stop past its client's patience).
+      const buildsStopped = engine.stopBuilds(BUILD_STOP_GRACE_MS);
+      clean = (await server.close(BUILD_STOP_GRACE_MS + 1000, ownsSocket() ? undefined : files.socket)) && clean;
+      await buildsStopped;
       if (watcher) clean = (await timeout(watcher.close(), "watcher close")) && clean;
       clean = (await timeout(engine.close(), "engine close")) && clean;
       try {

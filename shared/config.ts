@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { CodememError } from "./errors.js";
+import { globRegExp, linearRegExp } from "./linear-regex.js";
 import { stateDirs, userDir, writeFileAtomic } from "./paths.js";
 import { ensureOwnDir } from "./own-files.js";
 import { isTrusted, revokeTrust, trustContent } from "./trust.js";
@@ -293,6 +294,23 @@ function strings(t: Record<string, unknown>, key: string, file: string, sec: str
   return v as string[];
 }
 
+/**
+ * Patterns compile as they will run, in linear time (shared/linear-regex.ts): a repository's
+ * codemem.toml must not hold a build. `/…/` is a regular expression where `regexes` allows it.
+ */
+function checkPatterns(file: string, sec: string, key: string, patterns: string[], regexes: boolean): void {
+  for (const p of patterns) {
+    const body = regexes ? regexBody(p) : undefined;
+    try {
+      if (body !== undefined) linearRegExp(body);
+      else globRegExp(p.trim());
+    } catch (err) {
+      const fix = body !== undefined ? "fix it (no backreferences or lookaround), or write a name or glob without the enclosing slashes" : "fix it (escape a literal [ or { with \\)";
+      fail(file, `[${sec}] ${key}: ${JSON.stringify(p)} is not a ${body !== undefined ? "regular expression" : "glob"} codemem can run in linear time (${(err as Error).message}); ${fix}.`);
+    }
+  }
+}
+
 /** A pattern written `/…/` is a regular expression (its body); anything else a name or glob. */
 export function regexBody(pattern: string): string | undefined {
   const p = pattern.trim();
@@ -415,15 +433,8 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
 
   const excludePatterns = strings(b, "exclude_patterns", file, "build", `["docs", "*.min.js"]`) ?? DEFAULTS.build.excludePatterns;
   const testPatterns = strings(section(doc, "index", file), "test_patterns", file, "index", `["integration", "*_check.py"]`) ?? DEFAULTS.index.testPatterns;
-  for (const p of testPatterns) {
-    const body = regexBody(p);
-    if (body === undefined) continue;
-    try {
-      new RegExp(body);
-    } catch (err) {
-      fail(file, `[index] test_patterns: ${JSON.stringify(p)} is not a valid regular expression (${(err as Error).message}); fix it, or write a name or glob without the enclosing slashes.`);
-    }
-  }
+  checkPatterns(file, "build", "exclude_patterns", excludePatterns, false);
+  checkPatterns(file, "index", "test_patterns", testPatterns, true);
   const tiers = section(l, "models", file);
   const proc = resolveProcessSettings(env);
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { ResolvedConfig } from "../../shared/config.js";
-import { CodememError } from "../../shared/errors.js";
+import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { ensureOwnDir } from "../../shared/own-files.js";
@@ -10,6 +10,7 @@ import { openStore } from "../store/open.js";
 import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
+import { MAX_DEF_DEPTH } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -382,7 +383,11 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           if (cfg.store.backend === "local") await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
           await write?.();
         });
-      } else await write?.();
+      } else await write?.().catch((err) => {
+        if (!isDiskFullError(err)) throw err;
+        const file = stateDirs(cfg.root).graphFile;
+        throw new CodememError("DISK_FULL", `The index is written, but no space is left on the disk holding ${file} to write it (${(err as Error).message}). Free space, then run \`codemem build\` (it writes graph.json again).`, { file });
+      });
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
       return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
@@ -530,6 +535,9 @@ async function parseFiles(
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
     const row = toParse.find((c) => c.row.path === f.path)!.row;
     scan.contentSkipped[f.path] = scan.parseFailed[f.path] = sizeStamp(row.size, row.mtime_ms);
+  }
+  for (const e of r.extracts) {
+    if (e.tooDeep) scan.skipped.push({ path: e.path, reason: "too_deep", detail: `indexed to ${MAX_DEF_DEPTH} nested definitions; ${e.tooDeep} nested deeper left out` });
   }
   return { fresh: new Map(r.extracts.map((e) => [e.path, e])), prepared: r.prepared };
 }

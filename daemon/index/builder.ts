@@ -33,6 +33,14 @@ export interface Builder {
   reset(): void;
   /** Writes a pending graph.json and releases threads. */
   close(): Promise<void>;
+  /**
+   * The daemon stops: the running build ends now, whatever it is doing. One in a process of its own
+   * is killed (its index is written in one final transaction, so the previous one stays); one on
+   * the build thread is cancelled, and ends with the daemon's process if it cannot be.
+   */
+  abort?(): void;
+  /** The daemon stops: the running build may finish, but nothing is started after it (no fresh build thread). */
+  windDown?(): void;
   /** Heap of the thread builds run on (MB), when it is not the caller's: the daemon reports it. */
   memory?(): Promise<Record<string, number> | undefined>;
   /** Told of index changes made by background work between builds (a re-clustering), to refresh readers. */
@@ -273,6 +281,11 @@ function threadHost(): Host {
 function processHost(): Host {
   // The daemon's own flags and environment (its malloc settings); stdout and stderr are the daemon's log.
   const c = fork(fileURLToPath(new URL("./build-thread.js", import.meta.url)), [], { serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  // A daemon that exits however it exits takes its build along: a build busy in a loop never reads
+  // the closed channel that would end it (orphaned with PPID 1, holding a core).
+  const orphaned = () => void c.kill("SIGKILL");
+  process.on("exit", orphaned);
+  c.once("exit", () => process.off("exit", orphaned));
   return {
     send: (m) => {
       if (c.connected) c.send(m);
@@ -285,7 +298,8 @@ function processHost(): Host {
       });
       c.on("exit", (code, signal) => fn(`exit ${signal ?? code}`));
     },
-    stop: () => void c.kill(),
+    // SIGKILL: a build that is stuck (or stopped) does not act on SIGTERM.
+    stop: () => void c.kill("SIGKILL"),
   };
 }
 
@@ -362,6 +376,7 @@ export class ThreadBuilder implements Builder {
 
   /** A fresh build thread loads the warm state from the index at once (a build of no paths), so the next save finds it warm. */
   private warmThread(cfg: ResolvedConfig): void {
+    if (this.windingDown) return; // the daemon is stopping
     this.buildOn(this.thread(), cfg, { paths: [], warm: true, deferGraphFile: true }).catch((err) => log.warn("loading the build state on a fresh build thread failed; the next build loads it", { error: (err as Error).message }));
   }
 
@@ -401,6 +416,19 @@ export class ThreadBuilder implements Builder {
     this.worker?.send({ type: "reset" } satisfies ToThread);
   }
 
+  private aborted = false;
+  private windingDown = false;
+
+  windDown(): void {
+    this.windingDown = true;
+  }
+
+  abort(): void {
+    this.aborted = this.windingDown = true;
+    if (this.running && this.running !== this.worker) this.running.stop();
+    else this.cancel();
+  }
+
   private lastMemory?: Record<string, number>;
 
   /**
@@ -437,7 +465,11 @@ export class ThreadBuilder implements Builder {
       for (const [id, p] of this.pending) {
         if (p.host !== h) continue;
         this.pending.delete(id);
-        p.reject(new CodememError("INTERNAL", `The build stopped (${why}); the previous index is intact. Run the build again.`));
+        p.reject(
+          this.aborted
+            ? new CodememError("BUILD_CANCELLED", "The build was stopped because its daemon stopped; the previous index is intact. Run the build again.")
+            : new CodememError("INTERNAL", `The build stopped (${why}); the previous index is intact. Run the build again.`),
+        );
       }
     });
     h.onMessage((m) => {

@@ -8,6 +8,12 @@ import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types
 const CODE_CAP = 1600; // chars of source kept per definition (classes keep their head)
 const DOC_CAP = 1200;
 const SIGNATURE_CAP = 300;
+/**
+ * Definitions nested deeper than this are left out (their calls count for the definition at the
+ * limit), and the build lists the file as `too_deep`: real code nests a few levels; 1,200 nested
+ * classes is a generated or hostile file, and tree-sitter's own stacks give out past a few hundred.
+ */
+export const MAX_DEF_DEPTH = 100;
 const CONTAINERS = new Set(["class", "interface", "struct", "enum", "impl"]);
 
 const require = createRequire(import.meta.url);
@@ -114,6 +120,8 @@ export class Extractor {
     const stack: { end: number; kind: string; index: number; qualified: string; receiver?: string }[] = [];
     const scoped = (top: (typeof stack)[number] | undefined, name: string) => (top?.kind === "scope" ? `${top.qualified}.${name}` : name);
     const ownerAt: { start: number; end: number; index: number }[] = [];
+    const depthOf: number[] = [];
+    let tooDeep = 0;
     for (const f of found) {
       while (stack.length && stack[stack.length - 1].end <= f.start) stack.pop();
       const top = stack[stack.length - 1];
@@ -148,6 +156,11 @@ export class Extractor {
       } else if (kind === "method") {
         kind = "function"; // a method of an object literal at file level
       }
+      const depth = parent < 0 ? 1 : depthOf[parent] + 1;
+      if (depth > MAX_DEF_DEPTH) {
+        tooDeep++;
+        continue;
+      }
       const prev = defs[defs.length - 1];
       if (spec.clauses && prev && prev.qualifiedName === qualified && prev.kind === kind && prev.parent === parent && prev.receiverType === receiverType) {
         // Another clause of the function just defined: it spans both.
@@ -160,6 +173,7 @@ export class Extractor {
         continue;
       }
       const index = defs.length;
+      depthOf.push(depth);
       defs.push({
         kind,
         name: f.name,
@@ -229,6 +243,7 @@ export class Extractor {
       calls,
       imports: spec.imports(root),
       tokens: countTokens(source),
+      ...(tooDeep ? { tooDeep } : {}),
     };
   }
 }

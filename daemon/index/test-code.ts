@@ -1,4 +1,5 @@
 import { regexBody } from "../../shared/config.js";
+import { linearRegExp } from "../../shared/linear-regex.js";
 import { compileExcludes } from "./walk.js";
 
 /**
@@ -40,13 +41,14 @@ export type TestClassifier = (file: string) => boolean;
 /**
  * The one classifier of test code: the conventions plus a project's `[index] test_patterns`.
  * Names and globs read as in `[build] exclude_patterns` (a bare name marks a file or directory
- * anywhere, so everything under it; a glob matches paths), `/…/` is a regular expression.
+ * anywhere, so everything under it; a glob matches paths), `/…/` is a regular expression, run in
+ * linear time (a repository's codemem.toml is anyone's: `/^(a+)+$/` must not hold a build).
  * Answers are memoised per path: ranking asks for every candidate of every question.
  */
 export function testClassifier(patterns: readonly string[] = []): TestClassifier {
   const regexes = patterns.flatMap((p) => {
     const body = regexBody(p);
-    return body === undefined ? [] : [new RegExp(body)];
+    return body === undefined ? [] : [linearRegExp(body)];
   });
   const globs = patterns.filter((p) => regexBody(p) === undefined);
   const excluded = globs.length ? compileExcludes(globs) : undefined;

@@ -58,6 +58,8 @@ export interface FileExtract {
   imports: RawImport[];
   /** o200k tokens of the whole file (the baseline an agent would otherwise read). */
   tokens: number;
+  /** Definitions left out for being nested deeper than MAX_DEF_DEPTH (extract.ts); the build lists the file as `too_deep`. */
+  tooDeep?: number;
 }
 
 /** A node of the code graph as stored and served. */

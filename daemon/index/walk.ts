@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
-import picomatch from "picomatch";
 import type { ResolvedConfig } from "../../shared/config.js";
+import { globRegExp } from "../../shared/linear-regex.js";
 import { CONFIG_FILE_NAME, leadsOutside } from "../../shared/paths.js";
 import { isScriptName, languageForPath, languageOfScript, unsupportedExtension } from "./languages/registry.js";
 import type { LanguageSpec } from "./languages/language.js";
@@ -24,7 +24,8 @@ export const ALWAYS_EXCLUDED_DIRS = new Set([
 export const BUILD_OUTPUT_DIRS = new Set(["dist", "build", "out", "target", ".build", "bin", "obj", "lib-cov"]);
 const MANIFESTS = ["package.json", "Cargo.toml", "pyproject.toml", "setup.py", "pom.xml", "build.gradle", "go.mod", "tsconfig.json"];
 
-export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside";
+/** `too_deep`: indexed, but its definitions nested deeper than MAX_DEF_DEPTH are left out. */
+export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside" | "too_deep";
 
 export interface Candidate {
   path: string; // project-relative POSIX
@@ -47,7 +48,11 @@ export interface Discovery {
   unsupported: Record<string, number>;
 }
 
-/** Compiles `[build] exclude_patterns`: bare names match a file or directory anywhere; globs match paths. */
+/**
+ * Compiles `[build] exclude_patterns`: bare names match a file or directory anywhere; globs match
+ * paths (a glob without `/` the base name). Globs run in linear time (globRegExp): a repository's
+ * codemem.toml must not hold the walk.
+ */
 export function compileExcludes(patterns: string[]): (rel: string, isDir: boolean) => boolean {
   const names = new Set<string>();
   const globs: ((p: string) => boolean)[] = [];
@@ -56,9 +61,12 @@ export function compileExcludes(patterns: string[]): (rel: string, isDir: boolea
     if (!p) continue;
     if (!/[*?[\]{}!]/.test(p) && !p.includes("/")) names.add(p);
     else {
-      const m = picomatch(p, { dot: true, basename: !p.includes("/") });
-      globs.push(m);
-      if (!p.endsWith("/**")) globs.push(picomatch(`${p}/**`, { dot: true }));
+      const re = globRegExp(p);
+      globs.push(p.includes("/") ? (rel) => re.test(rel) : (rel) => re.test(rel.slice(rel.lastIndexOf("/") + 1)));
+      if (!p.endsWith("/**")) {
+        const under = globRegExp(`${p}/**`);
+        globs.push((rel) => under.test(rel));
+      }
     }
   }
   return (rel, _isDir) => {

@@ -176,6 +176,7 @@ export class LocalStore implements IndexStore {
     this.vectorThread = undefined;
     await vectors?.close();
     // A build that failed (nothing applied: a full disk) checkpoints anyway: no settled work follows it.
+    let full: unknown;
     if (this.db.open && !this.db.readonly && !(this.keepWal && this.applied)) {
       // Leave no WAL behind a clean close (a 291 MB WAL stayed beside a 185 MB index).
       try {
@@ -183,8 +184,10 @@ export class LocalStore implements IndexStore {
         // for the whole busy timeout, and the next writer checkpoints anyway.
         this.db.pragma("busy_timeout = 0");
         this.db.pragma("wal_checkpoint(TRUNCATE)");
-      } catch {
-        // readers hold it: the next writer checkpoints
+      } catch (err) {
+        // Readers hold it: the next writer checkpoints. A full disk after the commit: the WAL holds
+        // the build, so it stays, and the build says so.
+        if (isDiskFullError(err) && this.applied) full = err;
       }
     }
     if (this.db.open) this.db.close();
@@ -192,12 +195,16 @@ export class LocalStore implements IndexStore {
       this.replacing = false;
       for (const s of ["-wal", "-shm"]) fs.rmSync(this.target + s, { force: true });
       fs.renameSync(this.file, this.target);
+      // A WAL not folded in belongs with its file (it is found by name, and holds the build's pages).
+      if (fs.existsSync(this.file + "-wal")) fs.renameSync(this.file + "-wal", this.target + "-wal");
+      fs.rmSync(this.file + "-shm", { force: true });
     } else if ((this.replacing || this.created) && !this.applied) {
       // A build that failed before its one transaction (a full disk, a refused setting) leaves no
       // schema-only file: its WAL held the disk at 100 % and readers took it for an empty project.
       this.replacing = this.created = false;
       for (const s of ["", "-wal", "-shm"]) fs.rmSync(this.file + s, { force: true });
     }
+    if (full) throw walNotFolded(this.target);
   }
 
   private metaValue(key: string): string | undefined {
@@ -505,6 +512,25 @@ export class LocalStore implements IndexStore {
     this.applied = true;
   }
 
+  /**
+   * Folds the WAL into the index and removes it (a daemon's stop: its readers cannot, and a WAL a
+   * full disk kept after a build's commit held the disk at 100 %). False when there is none.
+   */
+  static foldLog(file: string): boolean {
+    if (!fs.existsSync(file) || !(fs.statSync(file + "-wal", { throwIfNoEntry: false })?.size ?? 0)) return false;
+    const db = new Database(file);
+    try {
+      db.pragma("busy_timeout = 0");
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (err) {
+      if (isDiskFullError(err)) throw walNotFolded(file);
+      throw err;
+    } finally {
+      db.close(); // the last connection's close removes the WAL
+    }
+    return true;
+  }
+
   /** Rebuilds FTS segments, refreshes planner statistics and compacts the file (`build --optimize`). */
   async optimize(): Promise<void> {
     this.db.exec("INSERT INTO fts_nodes(fts_nodes) VALUES('optimize')");
@@ -545,4 +571,14 @@ function freeMb(file: string): string {
   } catch {
     return "?";
   }
+}
+
+/** DISK_FULL after a build's commit: the index is written, its WAL could not be folded in. */
+function walNotFolded(file: string): CodememError {
+  const walMb = Math.round((fs.statSync(file + "-wal", { throwIfNoEntry: false })?.size ?? 0) / 1e5) / 10;
+  return new CodememError(
+    "DISK_FULL",
+    `No space left on the disk holding ${file} (${freeMb(file)} MB free) to fold the build's log (${file}-wal, ${walMb} MB) into the index; the index answers from it meanwhile. Free space, then run \`codemem build\` or \`codemem daemon stop\` (either folds it in and removes it).`,
+    { file },
+  );
 }

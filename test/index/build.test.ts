@@ -393,6 +393,25 @@ describe("incremental builds", () => {
     expect(fixed).toMatchObject({ files_indexed: 31, files_skipped: 0 });
   });
 
+  it("files of 300 and 1,200 nested classes are indexed to 100 levels and listed as too_deep, in the pool and on the main thread", async () => {
+    // Comment lines keep the average line short: the files are no 'minified' ones.
+    const nested = (n: number) => Array.from({ length: n }, (_, i) => `${" ".repeat(i)}class Level${i}:\n#\n#\n#`).join("\n") + `\n${" ".repeat(n)}pass\n`;
+    for (const extra of [0, 30]) {
+      const files: Record<string, string> = { "deep/n300.py": nested(300), "deep/n1200.py": nested(1200), "deep/shallow.py": nested(3) };
+      for (let i = 0; i < extra; i++) files[`pkg/ok_${i}.py`] = `def helper_${i}(order):\n    return order\n`;
+      const p = await open(files);
+      const r = await p.build();
+      expect(r.files_indexed, `${extra} more files`).toBe(3 + extra);
+      const deep = { reason: "too_deep", detail: expect.stringContaining("100") };
+      expect(r.skipped, `${extra} more files`).toEqual([{ path: "deep/n1200.py", ...deep }, { path: "deep/n300.py", ...deep }]);
+      const classes = (f: string) => graph(p.root).nodes.filter((n: any) => n.file_path === f && n.type === "class");
+      // The outer 100 (past ~690 levels tree-sitter's Python scanner itself loses the outer ones: the 100 it recovers are kept).
+      expect(classes("deep/n300.py").map((n: any) => n.name)).toEqual(Array.from({ length: 100 }, (_, i) => `Level${i}`));
+      expect(classes("deep/n1200.py")).toHaveLength(100);
+      expect(classes("deep/shallow.py")).toHaveLength(3);
+    }
+  });
+
   it("force rebuilds everything", async () => {
     const p = await open(PY_PROJECT);
     const first = await p.build();

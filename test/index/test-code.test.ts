@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { stopDaemon } from "../../dist/client/rpc.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { isTestPath, seeksTests, testClassifier } from "../../dist/daemon/index/test-code.js";
 import { makeProject } from "../helpers.js";
@@ -112,6 +114,53 @@ describe("[index] test_patterns", () => {
     }
     expect(errorOf(() => resolveConfig(project(`index = 3\n`), {}, {})).code).toBe("CONFIG_INVALID");
   });
+
+  it("refuses a regular expression that cannot run in linear time (backreference, lookaround), and a glob that does not compile", () => {
+    for (const bad of [`[index]\ntest_patterns = ["/(a)\\\\1/"]`, `[index]\ntest_patterns = ["/^(?!src)/"]`, `[build]\nexclude_patterns = ["[z-a].py"]`]) {
+      const e = errorOf(() => resolveConfig(project(`${bad}\n`), {}, {}));
+      expect(e.code, bad).toBe("CONFIG_INVALID");
+    }
+  });
+
+  it("hostile patterns from a repository's codemem.toml run in linear time: the build and its answers end", async () => {
+    // Backtracking takes 2^40 steps on /^(a+)+$/ against 40 a's and a `!`, and hours on the glob against 40 a's.
+    const a40 = "a".repeat(40);
+    const root = project(`[index]\ntest_patterns = ["/^(a+)+$/", "*a*a*a*a*a*a*a*a*a*a*a*b", "/^e2e\\\\//"]\n[build]\nexclude_patterns = ["*a*a*a*a*a*a*a*a*a*a*a*b"]\n`);
+    const write = (rel: string, body: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      fs.writeFileSync(path.join(root, rel), body);
+    };
+    write(`${a40}!/reserve.py`, "def reserve_units(stock, count):\n    return stock >= count\n");
+    write(`src/${a40}.py`, "def restock_shelf(shelf):\n    return shelf\n");
+    write("e2e/checkout.py", "def checkout_flow():\n    return reserve_units(3, 1)\n");
+    try {
+      const cli = path.resolve("dist/client/cli.js");
+      const run = (args: string[]) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const c = spawn(process.execPath, [cli, ...args], { cwd: root });
+          let stdout = "";
+          let stderr = "";
+          c.stdout.on("data", (d) => (stdout += String(d)));
+          c.stderr.on("data", (d) => (stderr += String(d)));
+          // Only a hang reaches this deadline (the build takes a second or two).
+          const timer = setTimeout(() => c.kill("SIGKILL"), 60_000);
+          c.on("exit", (status) => {
+            clearTimeout(timer);
+            resolve({ status, stdout, stderr });
+          });
+        });
+      const b = await run(["build", root, "--json"]);
+      expect(b.status, b.stderr).toBe(0);
+      expect(JSON.parse(b.stdout).files_indexed).toBe(3);
+      const s = await run(["search", root, "reserve units checkout flow", "--json"]);
+      expect(s.status, s.stderr).toBe(0);
+      const results = JSON.parse(s.stdout).results as { file_path: string; is_test: boolean }[];
+      expect(results.find((r) => r.file_path === `${a40}!/reserve.py`)?.is_test).toBe(false);
+      expect(results.find((r) => r.file_path === "e2e/checkout.py")?.is_test).toBe(true);
+    } finally {
+      await stopDaemon(root);
+    }
+  }, 150_000);
 });
 
 describe("questions about tests", () => {

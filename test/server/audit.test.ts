@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -315,5 +315,11 @@ describe("audit log", () => {
     } finally {
       upstream.cleanup();
     }
+  it("an --output that cannot be written (/proc/self/x) is INVALID_ARGUMENT naming the path (exit 2), not INTERNAL", () => {
+    p = makeProject({});
+    new AuditLog(p.root).append(entry(0));
+    const r = spawnSync(process.execPath, [path.resolve("dist/client/cli.js"), "audit-report", p.root, "--output", "/proc/self/x"], { encoding: "utf8", timeout: 60_000 });
+    expect(r.stderr).toMatch(/INVALID_ARGUMENT: --output \/proc\/self\/x /);
+    expect(r.status).toBe(2);
   });
 });

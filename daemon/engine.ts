@@ -49,10 +49,14 @@ export interface EngineOptions {
 const FRESHNESS_TTL_MS = 1500;
 /** A replaced reader stays open this long, so answers already under way on it finish. */
 const READER_CLOSE_DELAY_MS = 10_000;
-/** Tool calls whose answers teach the synapse store. Benchmarks and maintenance do not. */
-const REINFORCING = new Set(["query", "search", "skeleton", "recursive_query", "synaptic_neighbors"]);
-/** Of those, the calls that open code (their nodes become the session's focus); the others list answers. */
-const WORKS_IN = new Set(["skeleton"]);
+/**
+ * Tool calls that teach the synapse store: those that open code (an outline). An answer's list
+ * (query, search, neighbours) teaches nothing: recall made it, and learning it back would let the
+ * answer reinforce itself into the next one (docs/synapses.md, "What counts as evidence").
+ */
+const REINFORCING = new Set(["skeleton"]);
+/** After this engine built the index, an answer waits this long at most for its reader's vectors. */
+const VECTOR_WAIT_MS = 30_000;
 
 /** All operations for one project. The daemon holds one warm engine per project root. */
 export class ProjectEngine {
@@ -172,6 +176,20 @@ export class ProjectEngine {
     );
   }
 
+  /** This engine built (or brought up to date) the index: it has the vectors, so its answers use them. */
+  private built = false;
+
+  /**
+   * The reader for a ranked answer. After this engine's own build it waits (VECTOR_WAIT_MS at most)
+   * for the reader's vectors and term weights: a lexical answer there would differ from the same
+   * question's a second later, and from a run whose reader happened to be warm.
+   */
+  private async answering(): Promise<Retriever> {
+    const r = await this.retriever();
+    if (this.built) await r.whenWarm(VECTOR_WAIT_MS);
+    return r;
+  }
+
   private async retrieverOrUndefined(): Promise<Retriever | undefined> {
     try {
       return await this.retriever();
@@ -223,6 +241,7 @@ export class ProjectEngine {
           this.cfg = base;
           await this.invalidate();
         } else await this.afterBuild(r);
+        this.built = true;
         // The repository's history teaches co-change: asked for, it is read before the answer;
         // otherwise new commits are read in the background, after the build has answered.
         if (a.history !== undefined) return { ...r, history: await this.learnHistory({ commits: a.history, reread: true }) };
@@ -442,7 +461,7 @@ export class ProjectEngine {
   async search(input: Input<typeof ops.search>): Promise<Output<typeof ops.search>> {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
-    const r = await this.retriever();
+    const r = await this.answering();
     const hits = await r.search(a.query, e, a.limit, await this.recall(), a.group_by);
     const score = (x: number) => Math.round(x * 1e5) / 1e5;
     return {
@@ -469,7 +488,7 @@ export class ProjectEngine {
   async query(input: Input<typeof ops.query>): Promise<Output<typeof ops.query>> {
     const a = this.parse(ops.query, input);
     const e = await this.checkEmbedder();
-    const r = await this.retriever();
+    const r = await this.answering();
     const budget = a.budget ?? this.cfg.query.budget;
     const hits = await r.search(a.question, e, 40, await this.recall());
     const freshness = await this.freshness();
@@ -510,7 +529,7 @@ export class ProjectEngine {
   async recursive_query(input: Input<typeof ops.recursiveQuery>): Promise<Output<typeof ops.recursiveQuery>> {
     const a = this.parse(ops.recursiveQuery, input);
     const e = await this.checkEmbedder();
-    const r = await this.retriever();
+    const r = await this.answering();
     const freshness = await this.freshness();
     const { recursiveQuery } = await import("./retrieve/recursive.js");
     const out = await recursiveQuery(r, e, this.cfg, a.question, a.budget ?? Math.round(this.cfg.query.budget * 1.5), freshness);
@@ -706,11 +725,9 @@ export class ProjectEngine {
     // Only build takes a second argument: who asked, so that their Ctrl-C finds it.
     const result = op.output.parse(await fn.call(this, input, { owner: ctx.owner }));
     if (this.sideEffects && REINFORCING.has(op.name)) {
-      // Hebbian co-activation: what one answer involved is associated; capped to the strongest 12.
+      // Hebbian co-activation: the code opened together is associated, and is the session's focus.
       const ids = nodesOf(result).slice(0, 12);
-      // The focus follows the code a session works in, not the lists answers return: otherwise an
-      // answer, even a wrong one, would pull the next answers toward itself.
-      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}`, active: WORKS_IN.has(op.name) }), undefined);
+      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}` }), undefined);
     }
     if (op.name === "build" && this.sideEffects) {
       const b = result as Output<typeof ops.build>;

@@ -78,7 +78,7 @@ export function architectureLines(r: Retriever, max: number): string[] {
   return [
     "## Architecture (largest areas)",
     ...[...r.communities]
-      .sort((a, b) => (b.size ?? 0) - (a.size ?? 0))
+      .sort((a, b) => (b.size ?? 0) - (a.size ?? 0) || a.id - b.id)
       .slice(0, max)
       .map((c) => `- ${c.name}: ${c.size} symbols, ${c.description.split("; ").slice(-1)[0]}`),
   ];
@@ -89,7 +89,7 @@ export function relevantCommunities(r: Retriever, hits: Hit[], max: number): Com
   const score = new Map<number, number>();
   for (const h of hits) score.set(h.node.community, (score.get(h.node.community) ?? 0) + h.score);
   return [...score.entries()]
-    .sort((a, b) => b[1] - a[1])
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
     .slice(0, max)
     .map(([id, s]) => {
       const c = r.communities.find((x) => x.id === id);
@@ -113,7 +113,7 @@ async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget:
   if (n.type === "module") {
     const defined = ((await r.neighborsOf([n.id])).get(n.id) ?? []).filter((x) => x.type === "contains").flatMap((x) => r.byId.get(x.id) ?? []);
     const order = (d: MemNode) => rank.get(d.id) ?? Infinity;
-    defined.sort((a, b) => order(a) - order(b) || a.line_start - b.line_start);
+    defined.sort((a, b) => order(a) - order(b) || a.line_start - b.line_start || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const names = defined.slice(0, 14).map((d) => (rank.has(d.id) ? `${d.name} (${d.line_start}-${d.line_end})` : d.name));
     return [head, doc, names.length ? `defines: ${names.join(", ")}` : ""].filter(Boolean).join("\n");
   }

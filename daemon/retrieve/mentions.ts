@@ -148,7 +148,7 @@ export class NameIndex {
     // The frame's function by name, else the innermost definition around its line (the report's version may differ a little).
     const inside = (this.inFile.get(files[0].file_path) ?? []).filter((n) => n.type !== "module");
     const named = fn ? inside.filter((n) => n.name === fn) : [];
-    const around = line === undefined ? [] : inside.filter((n) => n.line_start <= line && line <= n.line_end).sort((a, b) => a.line_end - a.line_start - (b.line_end - b.line_start)).slice(0, 1);
+    const around = line === undefined ? [] : inside.filter((n) => n.line_start <= line && line <= n.line_end).sort((a, b) => a.line_end - a.line_start - (b.line_end - b.line_start) || b.line_start - a.line_start).slice(0, 1);
     note(named.length > 0 ? named : around, PATHED);
   }
 }

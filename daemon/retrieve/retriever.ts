@@ -115,9 +115,25 @@ export class Retriever {
     r.patchNodes([], all);
     await r.reloadRows();
     const warm = r.warm(all, opts.background ? WARM_DELAY_MS : 0);
+    r.warmed = warm.catch(() => undefined);
     if (opts.background) warm.catch((err) => log.warn("warming the index reader failed; answers go on without what it lacks", { error: (err as Error).message }));
     else await warm;
     return r;
+  }
+
+  /** Settles when the warming started at open has ended (loaded or failed). */
+  private warmed: Promise<void> = Promise.resolve();
+
+  /**
+   * Waits, at most `ms`, for the term weights, names and vectors to load: an answer given while they
+   * load is lexical, and differs from the same question's answer a second later.
+   */
+  async whenWarm(ms: number): Promise<void> {
+    if (![...this.warming].some((p) => p !== REEMBEDDING)) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+    await Promise.race([this.warmed, late]);
+    clearTimeout(timer);
   }
 
   private async warm(catalog: MemNode[], delayMs: number): Promise<void> {
@@ -298,7 +314,7 @@ export class Retriever {
     if (counts.size <= TERMS || this.warming.has("term weights")) return [...counts.keys()].slice(0, TERMS);
     const weight = this.termWeight();
     const scored = [...counts].flatMap(([w, c]) => (this.df.has(stem(w)) ? [{ w, s: weight(stem(w)) * (1 + Math.log(c)) }] : []));
-    return scored.sort((a, b) => b.s - a.s).slice(0, TERMS).map((x) => x.w);
+    return scored.sort((a, b) => b.s - a.s || (a.w < b.w ? -1 : a.w > b.w ? 1 : 0)).slice(0, TERMS).map((x) => x.w);
   }
 
   /** Module nodes of the files matching by whole-file BM25, with their normalised scores. */
@@ -376,7 +392,7 @@ export class Retriever {
     for (const m of mentions) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
 
     // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
-    let ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+    let ranked = [...scores.values()].sort(byScore);
     // Synapse recall: code used together with the best hits joins with a share of the top score;
     // the answer's budget is unchanged, so recalled nodes displace the weakest hits.
     if (recall && ranked.length > 0) {
@@ -401,7 +417,7 @@ export class Retriever {
           if (!h.via.includes("focus")) h.via.push("focus");
         }
       }
-      ranked = [...scores.values()].sort((a, b) => b.score - a.score);
+      ranked = [...scores.values()].sort(byScore);
     }
     const seeds = ranked.slice(0, 8);
     const bonus = new Map<string, number>();
@@ -439,9 +455,18 @@ export class Retriever {
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
     if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path) && !named.has(h.node.id)) h.score *= TEST_FACTOR;
-    const sorted = [...scores.values()].sort((a, b) => b.score - a.score || (a.node.id < b.node.id ? -1 : 1));
+    const sorted = [...scores.values()].sort(byScore);
     return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }
+}
+
+/**
+ * Best score first; equal scores by node id. Every ranking sort uses it: the seeds of recall and of
+ * the graph bonus are cut from this order, so a tie left to arrival order (which list found a node
+ * first) could change the answer between two runs on the same index.
+ */
+export function byScore(a: Hit, b: Hit): number {
+  return b.score - a.score || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0);
 }
 
 /** The edges of `ids`, by node: each edge's other end and type. */

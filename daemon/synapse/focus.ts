@@ -67,7 +67,7 @@ function focusedFiles(store: SynapseStore, fileOf: (id: string) => string | unde
   const peak = Math.max(0, ...direct.values());
   if (peak <= 0) return { worked: [], focus };
   for (const [f, w] of direct) focus.set(f, w / peak);
-  const seeds = [...direct.entries()].sort((a, b) => b[1] - a[1]).slice(0, SEEDS).map(([f]) => f);
+  const seeds = [...direct.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, SEEDS).map(([f]) => f);
   const spread = new Map<string, number>();
   for (const n of store.neighbors(seeds, { depth: 1, k: 24 })) {
     const file = fileOf(n.id);

@@ -172,7 +172,8 @@ const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN 
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
 /**
  * The strongest pairs of node @id in `table` (stored once with a < b), with `columns`, ordered by
- * the first: two ordered index range scans merged under a LIMIT, whichever side @id is on.
+ * the first (ties by id, so a cut at the limit is the same every time): two ordered index range
+ * scans merged under a LIMIT, whichever side @id is on.
  */
 const pairsOf = (table: string, columns: string) => {
   const order = columns.split(",")[0].trim();
@@ -181,7 +182,7 @@ SELECT id, ${columns} FROM (
   SELECT b AS id, ${columns} FROM ${table} WHERE a = @id
   UNION ALL
   SELECT a AS id, ${columns} FROM ${table} WHERE b = @id
-) ORDER BY ${order} DESC LIMIT @limit`;
+) ORDER BY ${order} DESC, id LIMIT @limit`;
 };
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
@@ -199,6 +200,25 @@ const META_HISTORY_BASE = "history_base";
 const META_HISTORY_HEAD = "history_head";
 // Scores grow as g^(tick − base); past this many ticks they are rescaled (g^20000 ≈ e^100 at 0.995).
 const HISTORY_RESCALE_TICKS = 20_000;
+
+/**
+ * Sources of the edges learned from answers' lists before answers stopped teaching (engine.ts,
+ * REINFORCING): evidence the ranking made itself, which recall fed back into the next answer.
+ */
+const ANSWER_SOURCES = ["tool:query", "tool:search", "tool:recursive_query", "tool:synaptic_neighbors"];
+const META_ANSWERS_UNLEARNED = "answers_unlearned";
+
+/**
+ * Once per store: drops the edges an answer's list reinforced last. An edge also used in code before
+ * that goes with them (only the last source is recorded); use teaches it again.
+ */
+function unlearnAnswers(db: Database.Database): void {
+  if (db.prepare(`SELECT 1 FROM synapse_meta WHERE key = ?`).get(META_ANSWERS_UNLEARNED)) return;
+  db.transaction(() => {
+    const { changes } = db.prepare(`DELETE FROM synapses WHERE source IN (${ANSWER_SOURCES.map(() => "?").join(", ")})`).run(...ANSWER_SOURCES);
+    db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`).run(META_ANSWERS_UNLEARNED, String(changes));
+  }).immediate();
+}
 
 /** A commit as history replay hands it to the store: the node ids (files) it changed together. */
 export interface LearnedCommit {
@@ -245,7 +265,7 @@ export class SynapseStore {
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
       touch: db.prepare(`INSERT INTO activity (id, at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET at = max(at, excluded.at)`),
-      recent: db.prepare<[number, number], { id: string; at: number }>(`SELECT id, at FROM activity WHERE at >= ? ORDER BY at DESC LIMIT ?`),
+      recent: db.prepare<[number, number], { id: string; at: number }>(`SELECT id, at FROM activity WHERE at >= ? ORDER BY at DESC, id LIMIT ?`),
       forgetActivity: db.prepare(`DELETE FROM activity WHERE at < ?`),
       deleteMeta: db.prepare(`DELETE FROM synapse_meta WHERE key = ?`),
       initMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`),
@@ -288,6 +308,7 @@ export class SynapseStore {
       // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
       db.pragma("wal_autocheckpoint = 16384");
       db.exec(SCHEMA);
+      unlearnAnswers(db);
     } catch (err) {
       db?.close();
       throw new CodememError(

@@ -118,6 +118,7 @@ describe("codemem-mcp over stdio with the SDK client", () => {
 
   it("tool calls reinforce the shared synapse store and land in the event stream", async () => {
     for (let i = 0; i < 3; i++) await call("codemem_query", { question: "order total tax and card charge" });
+    await call("codemem_skeleton", { file_path: "shop/payments.py" }); // an answer's list teaches nothing; an outline opened does
     const stats = (await call("codemem_synapse_stats", {})).structuredContent as any;
     expect(stats.edges).toBeGreaterThan(0);
     const n = (await call("codemem_synaptic_neighbors", { node_ids: ["shop/payments.py::charge_card"] })).structuredContent as any;

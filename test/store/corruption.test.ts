@@ -38,6 +38,7 @@ describe("damaged databases", () => {
   it("a clean daemon stop leaves no WAL beside the index", async () => {
     expect(cli("build", ".").status).toBe(0);
     expect(cli("query", ".", "How are card payments retried?").status).toBe(0);
+    expect(cli("skeleton", ".", "shop/payments.py").status).toBe(0); // an outline opened writes the synapse store
     await stopDaemon(p.root);
     for (const wal of [`${INDEX}-wal`, `${SYNAPSES}-wal`]) expect(fs.existsSync(wal) ? fs.statSync(wal).size : 0, wal).toBe(0);
   });

@@ -21,12 +21,14 @@ const weight = (a: string, b: string) =>
   engine.synapses().strongest(1000).find((e) => (e.a === a && e.b === b) || (e.a === b && e.b === a))?.weight ?? 0;
 
 describe("every source reinforces the shared synapse store", () => {
-  it("a tool call associates the nodes of its answer", async () => {
+  it("an outline opened associates the file's symbols; an answer's list associates nothing (recall made it)", async () => {
     const before = edges();
-    const r = (await engine.dispatch("query", { project_path: p.root, question: "card charge and gateway retries" })) as { citations: { node_id: string }[] };
+    await engine.dispatch("query", { project_path: p.root, question: "card charge and gateway retries" });
+    await engine.dispatch("search", { project_path: p.root, query: "card charge" });
+    expect(edges()).toBe(before);
+    await engine.dispatch("skeleton", { project_path: p.root, file_path: "shop/payments.py" });
     expect(edges()).toBeGreaterThan(before);
-    const [a, b] = r.citations.map((c) => c.node_id);
-    expect(weight(a, b)).toBeGreaterThan(0);
+    expect(weight("shop/payments.py::charge_card", "shop/payments.py::refund")).toBeGreaterThan(0);
   });
 
   it("benchmarks leave the store untouched", async () => {
@@ -82,7 +84,7 @@ describe("an unreadable synapse store", () => {
       await expect(e.dispatch("synapse_stats", { project_path: q.root })).rejects.toMatchObject({ code: "INDEX_CORRUPT", message: expect.stringContaining(".codemem/synapses.db is unreadable") });
       // The damaged file is the user's to move aside; then learning starts over.
       fs.rmSync(path.join(q.root, ".codemem/synapses.db"));
-      await e.dispatch("query", { project_path: q.root, question: "card charge and gateway retries" });
+      await e.dispatch("skeleton", { project_path: q.root, file_path: "shop/payments.py" });
       expect(((await e.dispatch("synapse_stats", { project_path: q.root })) as { edges: number }).edges).toBeGreaterThan(0);
     } finally {
       await e.close();

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { log } from "../shared/log.js";
 import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
-import { CodememError, isCorruptionError } from "../shared/errors.js";
+import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
 import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
@@ -22,10 +22,9 @@ import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
 import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
-import { SynapseStore } from "./synapse/store.js";
-import { sessionFocus } from "./synapse/focus.js";
+import type { SynapseStore } from "./synapse/store.js";
+import { ProjectMemory } from "./synapse/memory.js";
 import type { Recall } from "./retrieve/retriever.js";
-import type { CoChangePartners } from "./retrieve/context.js";
 import { appendEvent } from "../shared/events.js";
 import { nodesOf } from "../shared/activity.js";
 
@@ -67,7 +66,8 @@ export class ProjectEngine {
   private docs?: DocsIndex;
   /** Runs builds and keeps the warm state between incremental ones. */
   readonly builder: Builder;
-  private synapsesStore?: SynapseStore;
+  /** The learned associations: what teaches them, what they recall. */
+  readonly memory: ProjectMemory;
 
   /** codemem.toml's size and mtime when `cfg` was resolved, and of a version that failed to parse. */
   private configStamp: string;
@@ -82,6 +82,7 @@ export class ProjectEngine {
     // The daemon's build thread re-clusters between builds; readers then load the new communities.
     if (opts.daemon) this.builder.onBackground = (r) => void this.afterBuild(r).catch((err) => log.warn("refreshing readers after background work failed", { error: (err as Error).message }));
     this.configStamp = fileStamp(stateDirs(root).configFile);
+    this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
   }
 
   /**
@@ -244,8 +245,9 @@ export class ProjectEngine {
         this.built = true;
         // The repository's history teaches co-change: asked for, it is read before the answer;
         // otherwise new commits are read in the background, after the build has answered.
-        if (a.history !== undefined) return { ...r, history: await this.learnHistory({ commits: a.history, reread: true }) };
-        if (this.sideEffects) this.history = this.history.then(() => this.learnHistory()).catch((err) => void log.warn("learning from git history failed", { error: (err as Error).message }));
+        const maxFiles = this.cfg.synapses.historyMaxFiles;
+        if (a.history !== undefined) return { ...r, history: await this.memory.learnHistory({ commits: a.history, maxFiles, reread: true }) };
+        this.memory.learnInBackground(this.cfg.synapses.historyCommits, maxFiles);
         return r;
       } finally {
         this.buildProgress = undefined;
@@ -255,29 +257,6 @@ export class ProjectEngine {
     this.building = run.catch(() => {});
     const r = await run;
     return { ...r, skipped: r.skipped.slice(0, 50) };
-  }
-
-  /** History replays run one at a time, after the build that started them. */
-  private history: Promise<unknown> = Promise.resolve();
-
-  /** Commits not yet read (all of the newest `commits` when re-reading) become co-change synapses. */
-  private async learnHistory(opts: { commits?: number; reread?: boolean } = {}): Promise<{ commits: number; learned: number; pairs: number }> {
-    const commits = opts.commits ?? this.cfg.synapses.historyCommits;
-    // Outside git (or with history off) the store is not even opened.
-    const { gitHead, replayHistory } = await import("./synapse/history.js");
-    const head = commits > 0 ? await gitHead(this.root) : undefined;
-    const r = head ? await this.retrieverOrUndefined() : undefined;
-    if (!head || !r) return { commits: 0, learned: 0, pairs: 0 };
-    const t0 = performance.now();
-    const out = await this.withSynapses(
-      (store) => replayHistory(store, this.root, { head, commits, maxFiles: this.cfg.synapses.historyMaxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),
-      Promise.resolve({ commits: 0, learned: 0, pairs: 0 }),
-    );
-    if (out.commits > 0) {
-      log.info("learned co-change from git history", { ...out, ms: Math.round(performance.now() - t0) });
-      appendEvent(this.root, { source: "daemon", kind: "history", commits: out.commits, learned: out.learned });
-    }
-    return out;
   }
 
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
@@ -462,7 +441,7 @@ export class ProjectEngine {
     const a = this.parse(ops.search, input);
     const e = await this.checkEmbedder();
     const r = await this.answering();
-    const hits = await r.search(a.query, e, a.limit, await this.recall(), a.group_by);
+    const hits = await r.search(a.query, e, a.limit, this.recall(r), a.group_by);
     const score = (x: number) => Math.round(x * 1e5) / 1e5;
     return {
       results: hits.map((h) => ({
@@ -490,18 +469,11 @@ export class ProjectEngine {
     const e = await this.checkEmbedder();
     const r = await this.answering();
     const budget = a.budget ?? this.cfg.query.budget;
-    const hits = await r.search(a.question, e, 40, await this.recall());
+    const hits = await r.search(a.question, e, 40, this.recall(r));
     const freshness = await this.freshness();
-    const out = await assembleQuery(r, hits, budget, freshness, a.question, this.coChangePartners());
+    const out = await assembleQuery(r, hits, budget, freshness, a.question, this.memory.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
-  }
-
-  /** Strong co-change partners of a file from the history, for the query answer (none without a store). */
-  private coChangePartners(): CoChangePartners | undefined {
-    if (!fs.existsSync(stateDirs(this.root).synapseDb) || !this.synapsesIfReadable()) return undefined;
-    return (file) =>
-      this.withSynapses((s) => s.historyPartners(file, { limit: 3, minCommits: 3, minWeight: 0.15 }), []).map((p) => ({ file: p.id, commits: p.commits }));
   }
 
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
@@ -561,81 +533,20 @@ export class ProjectEngine {
 
   /** The synapse store (.codemem/synapses.db); only the daemon's engine writes it. */
   synapses(): SynapseStore {
-    this.synapsesStore ??= SynapseStore.open(stateDirs(this.root).synapseDb);
-    return this.synapsesStore;
+    return this.memory.store();
   }
 
-  private synapsesWarned = false;
-
-  /**
-   * The synapse store for learning and recall alongside answers, or undefined when it is unreadable:
-   * answers go on without it (warned once); the synapse tools themselves report the error.
-   */
-  private synapsesIfReadable(): SynapseStore | undefined {
-    try {
-      return this.synapses();
-    } catch (err) {
-      if (!this.synapsesWarned) log.warn("synapse store unreadable; answering and indexing without it", { error: (err as Error).message });
-      this.synapsesWarned = true;
-      return undefined;
-    }
-  }
-
-  /**
-   * Runs `fn` on the synapse store alongside an answer. A damaged page found there (the store
-   * opened fine) must not fail the answer: the store is moved aside as
-   * `synapses.db.corrupt-<time>` (learned memory, kept, not deleted), a fresh one starts at the next
-   * use, and `fallback` stands in.
-   */
-  private withSynapses<T>(fn: (s: SynapseStore) => T, fallback: T): T {
-    const store = this.synapsesIfReadable();
-    if (!store) return fallback;
-    try {
-      return fn(store);
-    } catch (err) {
-      if (!isCorruptionError(err)) throw err;
-      const file = stateDirs(this.root).synapseDb;
-      const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-      try {
-        store.close();
-      } catch {
-        // a damaged store may fail its final checkpoint
-      }
-      this.synapsesStore = undefined;
-      fs.renameSync(file, aside);
-      for (const s of ["-wal", "-shm"]) fs.rmSync(file + s, { force: true });
-      log.warn("the synapse store is damaged; kept aside, learning starts over in a new one", { file, aside, error: (err as Error).message });
-      return fallback;
-    }
-  }
-
-  /** Spreading activation from the strongest hits, for search and query; off when configured so. */
-  private async recall(): Promise<Recall | undefined> {
-    if (!this.cfg.query.synapseRecall || !fs.existsSync(stateDirs(this.root).synapseDb)) return undefined;
-    if (!this.synapsesIfReadable()) return undefined;
-    const r = await this.retriever();
-    const fileOf = (id: string) => r.byId.get(id)?.file_path;
-    return {
-      neighbors: (seeds) => this.withSynapses((store) => new Map(store.neighbors(seeds, { depth: 2, k: 10 }).map((n) => [n.id, n.activation])), new Map<string, number>()),
-      focus: this.withSynapses((store) => sessionFocus(store, fileOf), undefined),
-    };
-  }
-
-  /** Name and place of a node for synapse reports; ids missing from the index stay undescribed. */
-  private async describer(): Promise<(id: string) => { name: string; file_path: string; line_start: number } | undefined> {
-    const r = await this.retrieverOrUndefined();
-    return (id) => {
-      const n = r?.byId.get(id);
-      return n ? { name: n.qualified_name, file_path: n.file_path, line_start: n.line_start } : undefined;
-    };
+  /** Spreading activation for ranking, when configured and a store exists. */
+  private recall(r: Retriever): Recall | undefined {
+    return this.cfg.query.synapseRecall ? this.memory.recall(r) : undefined;
   }
 
   async synaptic_neighbors(input: Input<typeof ops.synapticNeighbors>): Promise<Output<typeof ops.synapticNeighbors>> {
     const a = this.parse(ops.synapticNeighbors, input);
     if (!a.query && !a.node_ids?.length) throw new CodememError("INVALID_ARGUMENT", "codemem_synaptic_neighbors needs `query` or `node_ids` to choose the seed nodes.");
     const r = await this.retriever();
-    const seeds = a.node_ids?.length ? a.node_ids.map((id) => (r.byId.has(id) ? id : this.fileNodeOf(id))).filter((id): id is string => !!id) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
-    const store = fs.existsSync(stateDirs(this.root).synapseDb) ? this.synapses() : undefined;
+    const seeds = a.node_ids?.length ? a.node_ids.map((id) => (r.byId.has(id) ? id : this.memory.fileNode(id))).filter((id): id is string => !!id) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
+    const store = this.memory.existing();
     const found = store?.neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) ?? [];
     const neighbors = found.flatMap((n) => {
       const m = r.byId.get(n.id);
@@ -646,19 +557,10 @@ export class ProjectEngine {
     return { seeds, neighbors };
   }
 
-  /** A file named by an absolute or project-relative path, as its node id (its project path). */
-  private fileNodeOf(file: string): string | undefined {
-    try {
-      return toProjectPath(this.root, file);
-    } catch {
-      return undefined;
-    }
-  }
-
   async synapse_stats(input: Input<typeof ops.synapseStats>): Promise<Output<typeof ops.synapseStats>> {
     const a = this.parse(ops.synapseStats, input);
     const st = this.synapses().stats(a.top);
-    const describe = await this.describer();
+    const describe = await this.memory.describer();
     return {
       ...st,
       top_hubs: st.top_hubs.map((h) => {
@@ -680,7 +582,7 @@ export class ProjectEngine {
   async export_synapse_memory(input: Input<typeof ops.exportSynapseMemory>): Promise<Output<typeof ops.exportSynapseMemory>> {
     const a = this.parse(ops.exportSynapseMemory, input);
     const { exportSynapseMemory, renderSynapseMarkdown } = await import("./synapse/export.js");
-    const markdown = renderSynapseMarkdown(this.synapses(), await this.describer(), { limit: a.limit });
+    const markdown = renderSynapseMarkdown(this.synapses(), await this.memory.describer(), { limit: a.limit });
     const { written } = exportSynapseMemory(this.root, markdown);
     return { written, tokens: countTokens(markdown), markdown };
   }
@@ -688,25 +590,12 @@ export class ProjectEngine {
   /** Hooks report touched files: their module nodes and the symbols cited for them reinforce together. */
   async hook_event(input: Input<typeof ops.hookEvent>): Promise<Output<typeof ops.hookEvent>> {
     const a = this.parse(ops.hookEvent, input);
-    const r = await this.retrieverOrUndefined();
-    if (!r) return { reinforced_pairs: 0, nodes: 0 }; // hooks may be installed before the first build
-    // Files outside the project say nothing about it.
-    const ids = a.files.map((f) => this.fileNodeOf(f)).filter((f): f is string => !!f && r.byId.has(f));
-    // One file touched: associate its module with its top-level symbols (what the assistant was in).
-    if (ids.length === 1) {
-      for (const nb of (await r.neighborsOf([ids[0]])).get(ids[0]) ?? []) if (nb.type === "contains" && ids.length < 12) ids.push(nb.id);
-    }
-    const { pairs } = this.sideEffects && ids.length > 1 ? this.withSynapses((s) => s.reinforce(ids, { source: `hook:${a.event}` }), { pairs: 0 }) : { pairs: 0 };
-    return { reinforced_pairs: pairs, nodes: ids.length };
+    return this.memory.hookEvent(a.files, a.event);
   }
 
   /** A watch batch: the files changed together are associated. */
-  async recordWatchBatch(files: string[]): Promise<void> {
-    if (!this.sideEffects) return;
-    const r = await this.retriever();
-    const ids = files.filter((f) => r.byId.has(f));
-    if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: "watch" }), undefined);
-    appendEvent(this.root, { source: "watch", kind: "watch_batch", files: files.slice(0, 50), nodes: ids.slice(0, 50) });
+  recordWatchBatch(files: string[]): Promise<void> {
+    return this.memory.watchBatch(files);
   }
 
   async benchmark(input: Input<typeof ops.benchmark>): Promise<Output<typeof ops.benchmark>> {
@@ -724,11 +613,8 @@ export class ProjectEngine {
     // What crosses the boundary is exactly the declared output: undeclared fields are dropped.
     // Only build takes a second argument: who asked, so that their Ctrl-C finds it.
     const result = op.output.parse(await fn.call(this, input, { owner: ctx.owner }));
-    if (this.sideEffects && REINFORCING.has(op.name)) {
-      // Hebbian co-activation: the code opened together is associated, and is the session's focus.
-      const ids = nodesOf(result).slice(0, 12);
-      if (ids.length > 1) this.withSynapses((s) => s.reinforce(ids, { source: `tool:${op.name}` }), undefined);
-    }
+    // Hebbian co-activation: the code opened together is associated, and is the session's focus.
+    if (REINFORCING.has(op.name)) this.memory.reinforce(nodesOf(result).slice(0, 12), `tool:${op.name}`);
     if (op.name === "build" && this.sideEffects) {
       const b = result as Output<typeof ops.build>;
       appendEvent(this.root, { source: "daemon", kind: "build", files_changed: b.files_changed, files_removed: b.files_removed, ms: Math.round(b.time_elapsed * 1000) });
@@ -758,7 +644,7 @@ export class ProjectEngine {
 
   async close(): Promise<void> {
     await this.building;
-    await this.history;
+    await this.memory.close();
     await this.builder.close();
     await this.invalidate({ now: true });
     if (this.opts.daemon && this.cfg.store.backend === "local") {
@@ -771,7 +657,6 @@ export class ProjectEngine {
       }
     }
     this.docs?.close();
-    this.synapsesStore?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }

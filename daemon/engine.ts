@@ -6,7 +6,7 @@ import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
-import { fileStamp, fileStamps, resolveProjectRoot, sizeStamp, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
+import { fileStamp, resolveProjectRoot, stateDirs, toProjectPath, writeFileAtomic } from "../shared/paths.js";
 import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import type { BuildProgress, BuildResult } from "./index/build.js";
@@ -14,8 +14,6 @@ import { LocalBuilder, ThreadBuilder, type Builder } from "./index/builder.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { unsupportedOf } from "./index/languages/unsupported.js";
-import { discover } from "./index/walk.js";
-import { walkApart, type WalkedFile } from "./index/walk-thread.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
 import { Retriever } from "./retrieve/retriever.js";
 import { testClassifier } from "./index/test-code.js";
@@ -24,6 +22,7 @@ import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
 import type { SynapseStore } from "./synapse/store.js";
 import { ProjectMemory } from "./synapse/memory.js";
+import { Freshness } from "./retrieve/freshness.js";
 import type { Recall } from "./retrieve/retriever.js";
 import { appendEvent } from "../shared/events.js";
 import { nodesOf } from "../shared/activity.js";
@@ -45,7 +44,6 @@ export interface EngineOptions {
   daemon?: boolean;
 }
 
-const FRESHNESS_TTL_MS = 1500;
 /** A replaced reader stays open this long, so answers already under way on it finish. */
 const READER_CLOSE_DELAY_MS = 10_000;
 /**
@@ -62,7 +60,8 @@ export class ProjectEngine {
   private embedderP?: Promise<Embedder>;
   private ret?: Promise<Retriever>;
   private building: Promise<unknown> = Promise.resolve();
-  private freshCache?: { at: number; value: FreshnessT };
+  /** What is changed on disk and not indexed yet. */
+  private readonly fresh: Freshness;
   private docs?: DocsIndex;
   /** Runs builds and keeps the warm state between incremental ones. */
   readonly builder: Builder;
@@ -83,6 +82,7 @@ export class ProjectEngine {
     if (opts.daemon) this.builder.onBackground = (r) => void this.afterBuild(r).catch((err) => log.warn("refreshing readers after background work failed", { error: (err as Error).message }));
     this.configStamp = fileStamp(stateDirs(root).configFile);
     this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
+    this.fresh = new Freshness(root);
   }
 
   /**
@@ -110,7 +110,7 @@ export class ProjectEngine {
     if (JSON.stringify(cfg.embedder) !== JSON.stringify(this.cfg.embedder)) this.embedderP = undefined;
     this.cfg = cfg;
     this.ret?.then((r) => (r.isTest = testClassifier(cfg.index.testPatterns)), () => undefined);
-    this.freshCache = undefined;
+    this.fresh.forget();
     log.info("codemem.toml changed; settings read again", { file: stateDirs(this.root).configFile });
     this.opts.onConfigChange?.();
   }
@@ -282,7 +282,7 @@ export class ProjectEngine {
 
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
   private async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
-    this.freshCache = undefined;
+    this.fresh.forget();
     const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
     if (warm && this.opts.daemon && warm.store.replaced?.()) this.handOver();
     else if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
@@ -303,7 +303,7 @@ export class ProjectEngine {
     const old = this.ret;
     this.ret = undefined;
     this.next = undefined;
-    this.freshCache = undefined;
+    this.fresh.forget();
     if (!old) return Promise.resolve();
     const close = () =>
       old
@@ -315,90 +315,29 @@ export class ProjectEngine {
     return Promise.resolve();
   }
 
-  /** What a watcher that has caught up with the disk knows is not indexed yet (the daemon's). */
-  private watched?: () => string[] | undefined;
-
   /**
    * Answers' freshness comes from the watcher from now on (it has caught up with the disk): no walk
    * of the tree on the answer path. `pending` answers undefined when the watcher cannot vouch (it is
    * being replaced, or its last batch failed); then the tree is walked as without one.
    */
   watchWith(pending: () => string[] | undefined): void {
-    this.watched = pending;
-    this.freshCache = undefined;
+    this.fresh.watchWith(pending);
   }
 
-  /** Files changed on disk since the last build (by size and mtime), cached briefly. */
+  /** Files changed on disk since the last build, and what the reader is still loading. */
   async freshness(): Promise<FreshnessT> {
     const r = await this.retriever();
     const warming = r.warming.size ? { warming: [...r.warming] } : {};
-    return { ...(await this.pending(r)), ...warming };
+    return { ...(await this.fresh.of(r, this.cfg)), ...warming };
   }
-
-  /** What is changed on disk and not indexed: the watcher's account, else a walk of the tree (cached briefly). */
-  private async pending(r: Retriever): Promise<FreshnessT> {
-    const now = Date.now();
-    if (this.freshCache && now - this.freshCache.at < FRESHNESS_TTL_MS) return this.freshCache.value;
-    const watched = this.watched?.();
-    if (watched) {
-      const left = this.differFromIndex(r, watched);
-      return { indexed_at: r.meta.built_at ?? null, stale: left.length > 0, pending_count: left.length, pending_files: left.slice(0, 20) };
-    }
-    // A daemon's start listed the tree on another thread (prefetchFreshness): that listing serves while it is fresh.
-    const started = this.startWalk && now - this.startWalk.at < FRESHNESS_TTL_MS ? this.startWalk : undefined;
-    this.startWalk = undefined;
-    const listed = started ? await started.files.catch(() => undefined) : undefined;
-    const indexed = r.files;
-    const pending: string[] = [];
-    const seen = new Set<string>();
-    // Files the last build read and left out for their content are current while they stay unchanged.
-    const leftOut = fileStamps(r.meta.content_skipped);
-    for (const f of listed ?? discover(this.cfg).files) {
-      seen.add(f.path);
-      const prev = indexed.get(f.path);
-      if (prev ? prev.size !== f.size || prev.mtime_ms !== f.mtimeMs : leftOut[f.path] !== sizeStamp(f.size, f.mtimeMs)) pending.push(f.path);
-    }
-    for (const p of indexed.keys()) if (!seen.has(p)) pending.push(p);
-    const value: FreshnessT = { indexed_at: r.meta.built_at ?? null, stale: pending.length > 0, pending_count: pending.length, pending_files: pending.slice(0, 20) };
-    this.freshCache = { at: started?.at ?? now, value };
-    return value;
-  }
-
-  /**
-   * The watcher's files whose disk state is not what the index holds. Its queue may trail a build
-   * that already read them (a checkout's events still arriving, batches queued behind `codemem
-   * build`): those are current, and the batch that comes later finds nothing to do.
-   */
-  private differFromIndex(r: Retriever, files: string[]): string[] {
-    if (files.length === 0) return files;
-    const leftOut = fileStamps(r.meta.content_skipped);
-    return files.filter((rel) => {
-      const prev = r.files.get(rel);
-      let st: fs.Stats;
-      try {
-        st = fs.statSync(path.join(this.root, rel));
-      } catch {
-        return prev !== undefined; // gone: pending while the index still holds it
-      }
-      // Settings files (codemem.toml, .gitignore) are in no index: pending until their batch.
-      if (!prev && !(rel in leftOut)) return true;
-      return prev ? prev.size !== st.size || prev.mtime_ms !== st.mtimeMs : leftOut[rel] !== sizeStamp(st.size, st.mtimeMs);
-    });
-  }
-
-  /** The tree as a walk started with the daemon lists it (walk-thread.ts), for the first answers' freshness. */
-  private startWalk?: { at: number; files: Promise<WalkedFile[]> };
 
   /** Starts listing the tree on another thread: a daemon calls it as it opens its reader. */
   prefetchFreshness(): void {
-    const files = walkApart(this.cfg);
-    files.catch(() => {}); // the answer walks the tree itself then
-    this.startWalk = { at: Date.now(), files };
+    this.fresh.prefetch(this.cfg);
   }
 
   markChanged(): void {
-    this.freshCache = undefined;
-    this.startWalk = undefined;
+    this.fresh.markChanged();
   }
 
   async stats(input: Input<typeof ops.stats>): Promise<Output<typeof ops.stats>> {

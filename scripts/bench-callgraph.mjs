@@ -37,7 +37,10 @@ const TRUTHS = {
   go: async (tree) => (await import("./callgraph/go-truth.mjs")).goTruth(tree),
 };
 const here = path.join(root, "scripts/callgraph");
-const version = truthVersion(fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f)));
+// A truth is recomputed when its code changes or when the dependencies the compilers can see do
+// (Debian's Python packages, Go sources): more of them resolve more calls.
+const seen = ["/usr/lib/python3/dist-packages", "/usr/share/gocode/src"].map((d) => (fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "")).join(";");
+const version = truthVersion(fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f)), seen);
 
 const missing = projects.filter((p) => !cached(root, p));
 if (missing.length) {

@@ -47,9 +47,10 @@ export class TruthBuilder {
   }
 }
 
-/** A digest of the files that compute truths: a cached truth is reused only when they are unchanged. */
-export function truthVersion(files) {
+/** A digest of the files that compute truths (and of `extra`): a cached truth is reused only when they are unchanged. */
+export function truthVersion(files, extra = "") {
   const h = crypto.createHash("sha256");
+  h.update(extra);
   for (const f of files) h.update(fs.readFileSync(f));
   return h.digest("hex").slice(0, 16);
 }

@@ -39,8 +39,12 @@ const TRUTHS = {
 const here = path.join(root, "scripts/callgraph");
 // A truth is recomputed when its code changes or when the dependencies the compilers can see do
 // (Debian's Python packages, Go sources): more of them resolve more calls.
-const seen = ["/usr/lib/python3/dist-packages", "/usr/share/gocode/src"].map((d) => (fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "")).join(";");
-const version = truthVersion(fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f)), seen);
+const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src" };
+const truthFiles = fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f));
+const versionOf = (language) => {
+  const d = DEPENDENCIES[language];
+  return truthVersion(truthFiles, d && fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "");
+};
 
 const missing = projects.filter((p) => !cached(root, p));
 if (missing.length) {
@@ -59,7 +63,7 @@ for (const p of projects.filter((p) => cached(root, p))) {
   const tree = treeDir(root, p);
   let truth;
   try {
-    truth = await cachedTruth(path.join(root, ".bench-cache/callgraph/truth"), p, version, () => TRUTHS[p.language](tree));
+    truth = await cachedTruth(path.join(root, ".bench-cache/callgraph/truth"), p, versionOf(p.language), () => TRUTHS[p.language](tree));
   } catch (e) {
     report[p.name] = { error: String(e.message ?? e).split("\n")[0] };
     console.error(`${p.name}: no truth: ${report[p.name].error}`);

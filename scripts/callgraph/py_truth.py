@@ -30,6 +30,7 @@ class Truth:
         self.index = {}
         self.sites = []
         self.asts = {}
+        self.tops = {}
 
     def rel(self, p):
         return os.path.relpath(p, self.tree).replace(os.sep, "/")
@@ -52,16 +53,27 @@ class Truth:
         return self.asts[path]
 
     def top_defs(self, path):
-        """(node, class name or None) of every def not nested in a function, by line."""
+        """(node, class name or None) of every def not nested in a function, by line. An @overload
+        stub (no node for codemem) stands for the implementation that follows it."""
+        if path in self.tops:
+            return self.tops[path]
         t = self.tree_of(path)
-        out = {}
+        out = self.tops[path] = {}
         if t is None:
             return out
+        stubs = []
 
         def walk(body, cls):
             for n in body:
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if any((isinstance(d, ast.Name) and d.id == "overload") or (isinstance(d, ast.Attribute) and d.attr == "overload") for d in n.decorator_list):
+                        stubs.append((n, cls))
+                        continue
                     out[n.lineno] = (n, cls)
+                    for s, c in stubs:
+                        if s.name == n.name and c == cls:
+                            out[s.lineno] = (n, cls)
+                    stubs.clear()
                 elif isinstance(n, ast.ClassDef):
                     walk(n.body, n.name)
                 elif isinstance(n, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
@@ -119,7 +131,9 @@ def main(tree):
         imported = module_imports(t)
         with open(path, encoding="utf-8") as f:
             script = jedi.Script(f.read(), path=path, project=project, environment=env)
-        for node, cls in truth.top_defs(path).values():
+        for line, (node, cls) in truth.top_defs(path).items():
+            if node.lineno != line:
+                continue  # an overload stub's entry
             caller = truth.def_index(rel, node, cls)
             for call in ast.walk(node):
                 if not isinstance(call, ast.Call):
@@ -137,6 +151,15 @@ def main(tree):
     json.dump({"language": "python", "tool": f"jedi {jedi.__version__}", "coverage": counts, "defs": truth.defs, "sites": truth.sites}, sys.stdout)
 
 
+def class_end(truth, path, line):
+    """Last line of the class defined at `line` (0 when there is none)."""
+    t = truth.tree_of(path)
+    for n in ast.walk(t) if t else []:
+        if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.body[0].lineno if n.body else n.lineno):
+            return n.end_lineno
+    return 0
+
+
 def resolve(truth, script, site, line, col):
     try:
         found = script.goto(line, col, follow_imports=True)
@@ -152,14 +175,14 @@ def resolve(truth, script, site, line, col):
             continue
         if d.type == "function":
             top = truth.top_defs(path).get(d.line)
-            if top and top[0].name == d.name:
+            if top and top[0].name == d.name and top[0].lineno == d.line or top and top[0].lineno > d.line:
                 targets.add(truth.def_index(truth.rel(path), *top))
             else:
                 site["status"] = "local"
                 return
         elif d.type == "class":
             site["kind"] = "constructor" if site["kind"] in ("plain", "imported", "method") else site["kind"]
-            init = [n for n, c in truth.top_defs(path).values() if c == d.name and n.name == "__init__" and n.lineno > d.line]
+            init = [n for n, c in truth.top_defs(path).values() if c == d.name and n.name == "__init__" and n.lineno > d.line and n.lineno <= class_end(truth, path, d.line)]
             if init:
                 targets.add(truth.def_index(truth.rel(path), min(init, key=lambda n: n.lineno), d.name))
             else:

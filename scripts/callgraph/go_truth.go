@@ -101,6 +101,15 @@ func (l *loader) parse(dir string, names []string) []*ast.File {
 // check type-checks one package; with record, its calls become sites.
 func (l *loader) check(path, dir string, names []string, record bool) (*types.Package, []*ast.File, *types.Info) {
 	files := l.parse(dir, names)
+	// Each parse has its own positions: a package imported by another is a parse of its own, whose
+	// functions must be found from the importer's calls too.
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				funcDecls[fd.Name.Pos()] = fd
+			}
+		}
+	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	conf := types.Config{Importer: l, Error: func(error) { l.typeErrors++ }}
 	p, _ := conf.Check(path, l.fset, files, info)
@@ -130,13 +139,6 @@ func (l *loader) defOf(fd *ast.FuncDecl) int {
 var funcDecls = map[token.Pos]*ast.FuncDecl{}
 
 func (l *loader) record(files []*ast.File, info *types.Info) {
-	for _, f := range files {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				funcDecls[fd.Name.Pos()] = fd
-			}
-		}
-	}
 	for _, f := range files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)

@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// Call graph benchmark: codemem's CALLS edges against the compilers' own resolution (TypeScript's
+// checker, jedi for Python, go/types for Go) on real projects with their tests, for this head's
+// dist and a base commit's in the same run. See docs/callgraph-bench.md.
+// Usage: npm run bench:callgraph [-- --project NAME] [--base REF | --no-base] [--json] [--details]
+//        node scripts/bench-callgraph.mjs --fetch [--from DIR]   fill the cache (no network: from git
+//        directories under DIR, default /work/.mirror, laid out as <owner>+<name>/repo or <name>/)
+import fs from "node:fs";
+import path from "node:path";
+import { PROJECTS, cached, fill, treeDir } from "./callgraph/projects.mjs";
+import { cachedTruth, truthVersion } from "./callgraph/truth.mjs";
+import { compare, KINDS } from "./callgraph/compare.mjs";
+import { baseCommit, codememGraph, distOf } from "./callgraph/codemem-graph.mjs";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const args = process.argv.slice(2);
+const opt = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const only = opt("--project");
+const projects = PROJECTS.filter((p) => !only || p.name === only);
+
+if (args.includes("--fetch")) {
+  const from = opt("--from") ?? "/work/.mirror";
+  for (const p of projects) {
+    if (cached(root, p)) continue;
+    console.error(`${p.name}: ${fill(root, p, from)} at ${p.commit}`);
+  }
+  process.exit(0);
+}
+
+/** The truth of each language: the module computing it and what it needs. */
+const TRUTHS = {
+  typescript: async (tree) => (await import("./callgraph/ts-truth.mjs")).tsTruth(tree),
+  python: async (tree) => (await import("./callgraph/py-truth.mjs")).pyTruth(tree),
+  go: async (tree) => (await import("./callgraph/go-truth.mjs")).goTruth(tree),
+};
+const here = path.join(root, "scripts/callgraph");
+// A truth is recomputed when its code changes or when the dependencies the compilers can see do
+// (Debian's Python packages, Go sources): more of them resolve more calls.
+const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src" };
+const truthFiles = fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f));
+const versionOf = (language) => {
+  const d = DEPENDENCIES[language];
+  return truthVersion(truthFiles, d && fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "");
+};
+
+const missing = projects.filter((p) => !cached(root, p));
+if (missing.length) {
+  console.error(`not in the cache: ${missing.map((p) => p.name).join(", ")}. Fill it once (offline afterwards) with\n  node scripts/bench-callgraph.mjs --fetch --from DIR\nwhere DIR holds a git clone of each (${missing.map((p) => `${p.repo} as ${p.name}/`).join(", ")}) containing the pinned commit.`);
+  if (missing.length === projects.length) process.exit(1);
+}
+
+const sides = [{ name: "head", dist: path.join(root, "dist") }];
+if (!args.includes("--no-base")) {
+  const commit = baseCommit(root, opt("--base"));
+  sides.push({ name: `base ${commit.slice(0, 9)}`, dist: distOf(root, commit) });
+}
+
+const report = {};
+for (const p of projects.filter((p) => cached(root, p))) {
+  const tree = treeDir(root, p);
+  let truth;
+  try {
+    truth = await cachedTruth(path.join(root, ".bench-cache/callgraph/truth"), p, versionOf(p.language), () => TRUTHS[p.language](tree));
+  } catch (e) {
+    report[p.name] = { error: String(e.message ?? e).split("\n")[0] };
+    console.error(`${p.name}: no truth: ${report[p.name].error}`);
+    continue;
+  }
+  report[p.name] = { language: p.language, commit: p.commit, tool: truth.tool, coverage: truth.coverage, sides: {} };
+  for (const s of sides) {
+    const { graph, seconds } = codememGraph(s.dist, tree, path.join(root, ".bench-cache/work", `callgraph-${p.name}-${s.name.split(" ")[0]}`));
+    const r = compare(truth, graph);
+    if (!args.includes("--details")) {
+      r.false_positives = r.false_positives.length;
+      r.misses = r.misses.length;
+    }
+    report[p.name].sides[s.name] = { build_s: seconds, ...r };
+  }
+  if (!args.includes("--json")) print(p.name, report[p.name]);
+}
+if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
+
+function print(name, r) {
+  const f = (x) => (x === null || x === undefined ? "  -  " : x.toFixed(3));
+  const names = Object.keys(r.sides);
+  console.log(`\n${name} (${r.language}, ${r.commit.slice(0, 9)}; truth: ${r.tool}; ${JSON.stringify(r.coverage)})`);
+  console.log(`  ${"kind".padEnd(12)}${names.map((n) => `${n}: P      R      (tp/fp/fn)`.padEnd(40)).join("")}`);
+  for (const k of ["all", ...KINDS]) {
+    const cells = names.map((n) => {
+      const s = k === "all" ? r.sides[n].overall : r.sides[n].kinds[k];
+      return `${f(s.precision)}  ${f(s.recall)}  (${s.tp}/${s.fp}/${s.fn})`.padEnd(40);
+    });
+    console.log(`  ${k.padEnd(12)}${cells.join("")}`);
+  }
+  for (const n of names) {
+    const s = r.sides[n];
+    console.log(`  ${n}: ${s.truth_pairs} truth pairs; recursion ${s.recursion.found}/${s.recursion.pairs}; defs unmapped ${s.mapping.unmapped_defs}/${s.mapping.defs}; edges left out ${JSON.stringify(s.left_out)}; build ${s.build_s.toFixed(1)} s`);
+  }
+}

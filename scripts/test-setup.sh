@@ -18,6 +18,7 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 { command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null || missing+=(nginx-light)
 command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl) # test/server/exposure.test.ts: requests as a second local user
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -15,7 +15,7 @@ import { readLast } from "../hooks/store-last.js";
 import { callTool } from "./call.js";
 import { checkHosts, installMcp, uninstallMcp } from "./install-mcp.js";
 import { listDaemons } from "./daemon-registry.js";
-import { callDaemon, cancelBuild, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
+import { callDaemon, cancelBuild, connectedTo, daemonStatus, pingDaemon, stopDaemon } from "./rpc.js";
 import { installService, uninstallService } from "./service.js";
 
 /** The codemem installation (the folder holding dist/), for hook commands. */
@@ -131,6 +131,11 @@ function cancelOnInterrupt(root: string): { off: () => void } {
   const onSigint = () => {
     if (asked) process.exit(130);
     asked = true;
+    // Still reaching the daemon (starting it, replacing one of an older installation): the build was never sent.
+    if (!connectedTo(root)) {
+      process.stderr.write("\r\x1b[Kcodemem: BUILD_CANCELLED: cancelled before the build reached the daemon; the index is as it was.\n");
+      process.exit(130);
+    }
     process.stderr.write("\r\x1b[Kcancelling the build (Ctrl-C again to leave it running in the daemon)…\n");
     cancelBuild(root).then(
       (cancelled) => void (cancelled || process.stderr.write("the build is already writing the index; it finishes (Ctrl-C again to leave it to the daemon)\n")),

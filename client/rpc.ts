@@ -115,6 +115,13 @@ function replyError(e: { code?: string; message?: string; details?: Record<strin
 }
 
 const connections = new Map<string, Promise<Connection>>();
+/** Roots this process has a live connection to (so its requests reached, or are reaching, the daemon). */
+const established = new Set<string>();
+
+/** Whether this process is connected to the daemon of `root`: before that, nothing it asked has been sent. */
+export function connectedTo(root: string): boolean {
+  return established.has(root);
+}
 
 /** Connects once; rejects with the socket error code (ENOENT, ECONNREFUSED, ...). */
 function connectOnce(socket: string): Promise<net.Socket> {
@@ -260,10 +267,13 @@ function getConnection(root: string, autostart: boolean): Promise<Connection> {
   let p = connections.get(root);
   if (!p) {
     const forget = () => {
-      if (connections.get(root) === mine) connections.delete(root);
+      if (connections.get(root) !== mine) return;
+      connections.delete(root);
+      established.delete(root);
     };
     const mine = connect(root, autostart, forget);
-    mine.catch(forget);
+    // Marked before any caller's continuation runs: a request follows in the same turn.
+    mine.then(() => connections.get(root) === mine && established.add(root), forget);
     connections.set(root, mine);
     p = mine;
   }

@@ -225,6 +225,9 @@ export class ProjectEngine {
     const base = a.backend !== undefined || a.db_url !== undefined ? resolveConfig(this.root, { ...this.opts.flags, backend: a.backend ?? this.cfg.store.backend, dbUrl: a.db_url }) : this.cfg;
     const cfg = { ...base, build: { ...base.build, batchSize: a.batch_size ?? base.build.batchSize, excludeSecrets: a.exclude_secrets ?? base.build.excludeSecrets } };
     const ticket: BuildTicket = { owner: opts.owner, cancelled: false };
+    // A build cancelled while it waits (behind a daemon's catch-up build, a watch batch's) answers at once.
+    const withdrawn = new Promise<never>((_, reject) => (ticket.withdraw = () => reject(new CodememError("BUILD_CANCELLED", "The build was cancelled before it started; the index is as it was."))));
+    withdrawn.catch(() => {});
     this.waiting.add(ticket);
     const run = this.building.then(async () => {
       this.waiting.delete(ticket);
@@ -255,7 +258,7 @@ export class ProjectEngine {
       }
     });
     this.building = run.catch(() => {});
-    const r = await run;
+    const r = await Promise.race([run, withdrawn]);
     return { ...r, skipped: r.skipped.slice(0, 50) };
   }
 
@@ -275,7 +278,10 @@ export class ProjectEngine {
   cancelBuild(owner?: number): boolean {
     if (owner === undefined) return this.builder.cancel();
     const queued = [...this.waiting].filter((t) => t.owner === owner && !t.cancelled);
-    for (const t of queued) t.cancelled = true;
+    for (const t of queued) {
+      t.cancelled = true;
+      t.withdraw?.();
+    }
     const running = this.runningOwner === owner && this.builder.cancel();
     return queued.length > 0 || running;
   }
@@ -570,7 +576,10 @@ export class ProjectEngine {
    * client gets its answer), else it is stopped (Builder.abort) and its client told so.
    */
   async stopBuilds(graceMs: number): Promise<void> {
-    for (const t of this.waiting) t.cancelled = true;
+    for (const t of this.waiting) {
+      t.cancelled = true;
+      t.withdraw?.();
+    }
     this.builder.windDown?.();
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([this.building.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
@@ -605,6 +614,8 @@ export class ProjectEngine {
 interface BuildTicket {
   owner?: number;
   cancelled: boolean;
+  /** Answers the waiting client BUILD_CANCELLED now; the ticket still throws when its turn comes. */
+  withdraw?: () => void;
 }
 
 function ratio(source: number, used: number): number {

@@ -236,7 +236,8 @@ export class ProjectEngine {
       try {
         const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
         if (moved) this.builder.reset(); // the warm state describes the other backend's index
-        const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm }, (p) => {
+        // A user's build (the daemon's own pass deferGraphFile) checks the index's pages first: a save's would pay for it each time.
+        const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm, check: !opts.deferGraphFile }, (p) => {
           this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
           this.opts.onProgress?.(p);
         });

@@ -79,6 +79,8 @@ export interface BuildOptions {
   paths?: string[];
   /** Load the warm state even when nothing changed (a daemon's catch-up build at start). */
   warm?: boolean;
+  /** Check the index's pages before building on it (a user's build); see OpenStoreOptions.check. */
+  check?: boolean;
   /**
    * A background job re-clusters later (the daemon's build thread, `reclusterIndex`): communities
    * are carried however much changed, and the result says when re-clustering is due.
@@ -195,7 +197,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   ensureOwnDir(stateDirs(cfg.root).graphOut);
   // The previous index stays untouched until the final transaction; any error before that leaves it intact.
   // A watch build leaves the log's checkpoint to the deferred work once edits settle (below).
-  const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, batchSize: cfg.build.batchSize, keepWal: !!opts.deferGraphFile });
+  const store: IndexStore = await openStore(cfg, { mode: "build", dim: embedder.dim, force: opts.force, check: opts.check, batchSize: cfg.build.batchSize, keepWal: !!opts.deferGraphFile });
   try {
     const stored = await store.meta();
     const builtWith = stored.embedder;

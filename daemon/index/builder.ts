@@ -22,6 +22,8 @@ export interface BuildRequest {
   paths?: string[];
   /** Load the warm state even when nothing changed (a daemon's catch-up build). */
   warm?: boolean;
+  /** Check the index's pages first (a user's build); see OpenStoreOptions.check. */
+  check?: boolean;
 }
 
 /** Runs a project's builds one at a time, keeping what the next incremental build needs warm. */
@@ -115,6 +117,7 @@ export class LocalBuilder implements Builder {
         writeGraph: this.writeGraph,
         graphFile: this.graphFile,
         warm: req.warm,
+        check: req.check,
         embedder: await this.embedder(cfg),
         pool: this.pool,
         cache: this.cache,

@@ -102,6 +102,12 @@ export interface OpenStoreOptions {
    * the checkpoint's writes and fsyncs (100–450 ms at 60K nodes). A later close without it checkpoints.
    */
   keepWal?: boolean;
+  /**
+   * A user's plain build checks every page first (local backend: SQLite's quick_check, 0.2-0.5 s
+   * at the stdlib's 36 MB index) and fails INDEX_CORRUPT on a damaged index: an incremental build
+   * reads only what changed, and exited 0 leaving the damage in place. Watch builds skip it.
+   */
+  check?: boolean;
 }
 
 /** A node as kept in memory for ranking; code is fetched on demand. */

@@ -79,3 +79,76 @@ describe("damaged databases", () => {
     expect(JSON.parse(after.stdout).citations[0].file_path).toBe("shop/payments.py");
   });
 });
+
+/**
+ * Overwrites every copy in the file of one node's stored text (its deflated blob; without `name`, the
+ * file's module node) with 0xa5 bytes: a fault inside a cell's payload, which leaves the page's
+ * structure, and so SQLite's checks, intact.
+ */
+function damageNodeText(file: string, filePath: string, name?: string): void {
+  const db = new Database(file, { readonly: true });
+  const where = name === undefined ? "n.type = 'module'" : "n.name = ?";
+  const { text } = db.prepare(`SELECT t.text AS text FROM nodes n JOIN node_text t ON t.rowid = n.rowid WHERE n.file_path = ? AND ${where}`).get(filePath, ...(name === undefined ? [] : [name])) as { text: Buffer };
+  db.close();
+  const bytes = fs.readFileSync(file);
+  let copies = 0;
+  for (let at = bytes.indexOf(text); at >= 0; at = bytes.indexOf(text, at + 1), copies++) bytes.fill(0xa5, at, at + text.length);
+  expect(copies, `${name ?? filePath}'s text in ${file}`).toBeGreaterThan(0);
+  fs.writeFileSync(file, bytes);
+}
+
+describe("a damaged index under plain builds and answers", () => {
+  const q = makeProject(PY_PROJECT);
+  afterAll(async () => {
+    await stopDaemon(q.root);
+    q.cleanup();
+  });
+  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: q.root, encoding: "utf8", timeout: 60_000 });
+  const index = path.join(q.root, "codegraph-out/codemem_db/index.db");
+  const aside = () => fs.readdirSync(path.dirname(index)).filter((f) => f.startsWith("index.db.corrupt-"));
+
+  it("a plain build on an index with a bad page fails INDEX_CORRUPT naming build --force, which then rebuilds it", async () => {
+    expect(run("build", ".").status).toBe(0);
+    await stopDaemon(q.root);
+    expect(damage(index, ["node_text"])).toBeGreaterThan(0);
+    const plain = run("build", ".");
+    expect(plain.status, plain.stdout).toBe(3);
+    expect(plain.stderr).toMatch(/INDEX_CORRUPT/);
+    expect(plain.stderr).toMatch(/codemem build --force/);
+    expect(aside()).toHaveLength(0); // a plain build leaves the file to the forced one
+    const forced = run("build", ".", "--force");
+    expect(forced.status, forced.stderr).toBe(0);
+    expect(aside()).toHaveLength(1);
+    expect(run("build", ".").status).toBe(0);
+  });
+
+  it("an answer that reads a damaged node text says INDEX_CORRUPT and how to fix it", async () => {
+    expect(run("build", ".").status).toBe(0);
+    const before = run("query", ".", "How are card payments charged to the card?", "--json");
+    expect(before.status, before.stderr).toBe(0);
+    expect(before.stdout).toMatch(/def charge_card/);
+    await stopDaemon(q.root);
+    damageNodeText(index, "shop/payments.py", "charge_card");
+    const after = run("query", ".", "How are card payments charged to the card?");
+    expect(after.stdout).not.toMatch(/def charge_card/);
+    expect(after.stderr).toMatch(/INDEX_CORRUPT/);
+    expect(after.stderr).toMatch(/codemem build --force/);
+    expect(after.status).toBe(3);
+  });
+
+  it("a plain build re-indexing a file whose stored text is damaged says INDEX_CORRUPT; build --force repairs it", async () => {
+    expect(run("build", ".", "--force").status).toBe(0);
+    await stopDaemon(q.root);
+    damageNodeText(index, "shop/payments.py");
+    q.write("shop/payments.py", PY_PROJECT["shop/payments.py"] + "\n\ndef void_payment(order):\n    return refund(order)\n");
+    const plain = run("build", ".");
+    expect(plain.stderr).toMatch(/INDEX_CORRUPT/);
+    expect(plain.stderr).toMatch(/codemem build --force/);
+    expect(plain.status).toBe(3);
+    const forced = run("build", ".", "--force");
+    expect(forced.status, forced.stderr).toBe(0);
+    const answer = run("query", ".", "How are card payments charged to the card?");
+    expect(answer.status, answer.stderr).toBe(0);
+    expect(answer.stdout).toMatch(/def charge_card/);
+  });
+});

@@ -315,6 +315,8 @@ describe("audit log", () => {
     } finally {
       upstream.cleanup();
     }
+  });
+
   it("an --output that cannot be written (/proc/self/x) is INVALID_ARGUMENT naming the path (exit 2), not INTERNAL", () => {
     p = makeProject({});
     new AuditLog(p.root).append(entry(0));

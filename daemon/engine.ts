@@ -11,6 +11,7 @@ import type { FreshnessT } from "../shared/schemas.js";
 import { countTokens, TOKENIZER } from "../shared/tokens.js";
 import type { BuildProgress, BuildResult } from "./index/build.js";
 import { LocalBuilder, ThreadBuilder, type Builder } from "./index/builder.js";
+import { BuildQueue } from "./index/build-queue.js";
 import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { unsupportedOf } from "./index/languages/unsupported.js";
@@ -59,12 +60,13 @@ const VECTOR_WAIT_MS = 30_000;
 export class ProjectEngine {
   private embedderP?: Promise<Embedder>;
   private ret?: Promise<Retriever>;
-  private building: Promise<unknown> = Promise.resolve();
   /** What is changed on disk and not indexed yet. */
   private readonly fresh: Freshness;
   private docs?: DocsIndex;
   /** Runs builds and keeps the warm state between incremental ones. */
   readonly builder: Builder;
+  /** Builds one at a time, each cancellable by the client that asked. */
+  private readonly queue: BuildQueue;
   /** The learned associations: what teaches them, what they recall. */
   readonly memory: ProjectMemory;
 
@@ -83,6 +85,7 @@ export class ProjectEngine {
     this.configStamp = fileStamp(stateDirs(root).configFile);
     this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
     this.fresh = new Freshness(root);
+    this.queue = new BuildQueue(this.builder);
   }
 
   /**
@@ -224,67 +227,38 @@ export class ProjectEngine {
     // A build naming a backend moves the project to it; later commands follow (`.codemem/store.json`).
     const base = a.backend !== undefined || a.db_url !== undefined ? resolveConfig(this.root, { ...this.opts.flags, backend: a.backend ?? this.cfg.store.backend, dbUrl: a.db_url }) : this.cfg;
     const cfg = { ...base, build: { ...base.build, batchSize: a.batch_size ?? base.build.batchSize, excludeSecrets: a.exclude_secrets ?? base.build.excludeSecrets } };
-    const ticket: BuildTicket = { owner: opts.owner, cancelled: false };
-    // A build cancelled while it waits (behind a daemon's catch-up build, a watch batch's) answers at once.
-    const withdrawn = new Promise<never>((_, reject) => (ticket.withdraw = () => reject(new CodememError("BUILD_CANCELLED", "The build was cancelled before it started; the index is as it was."))));
-    withdrawn.catch(() => {});
-    this.waiting.add(ticket);
-    const run = this.building.then(async () => {
-      this.waiting.delete(ticket);
-      if (ticket.cancelled) throw new CodememError("BUILD_CANCELLED", "The build was cancelled before it started; the index is as it was.");
-      this.runningOwner = opts.owner;
-      try {
-        const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
-        if (moved) this.builder.reset(); // the warm state describes the other backend's index
-        // A user's build (the daemon's own pass deferGraphFile) checks the index's pages first: a save's would pay for it each time.
-        const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm, check: !opts.deferGraphFile }, (p) => {
-          this.buildProgress = { ...p, started_at: this.buildProgress?.started_at ?? new Date().toISOString() };
-          this.opts.onProgress?.(p);
-        });
-        recordStoreChoice(this.root, cfg.store);
-        if (moved) {
-          this.cfg = base;
-          await this.invalidate();
-        } else await this.afterBuild(r);
-        this.built = true;
-        // The repository's history teaches co-change: asked for, it is read before the answer;
-        // otherwise new commits are read in the background, after the build has answered.
-        const maxFiles = this.cfg.synapses.historyMaxFiles;
-        if (a.history !== undefined) return { ...r, history: await this.memory.learnHistory({ commits: a.history, maxFiles, reread: true }) };
-        this.memory.learnInBackground(this.cfg.synapses.historyCommits, maxFiles);
-        return r;
-      } finally {
-        this.buildProgress = undefined;
-        this.runningOwner = undefined;
-      }
+    const r = await this.queue.run(opts.owner, async (report) => {
+      const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
+      if (moved) this.builder.reset(); // the warm state describes the other backend's index
+      // A user's build (the daemon's own pass deferGraphFile) checks the index's pages first: a save's would pay for it each time.
+      const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm, check: !opts.deferGraphFile }, (p) => {
+        report(p);
+        this.opts.onProgress?.(p);
+      });
+      recordStoreChoice(this.root, cfg.store);
+      if (moved) {
+        this.cfg = base;
+        await this.invalidate();
+      } else await this.afterBuild(r);
+      this.built = true;
+      // The repository's history teaches co-change: asked for, it is read before the answer;
+      // otherwise new commits are read in the background, after the build has answered.
+      const maxFiles = this.cfg.synapses.historyMaxFiles;
+      if (a.history !== undefined) return { ...r, history: await this.memory.learnHistory({ commits: a.history, maxFiles, reread: true }) };
+      this.memory.learnInBackground(this.cfg.synapses.historyCommits, maxFiles);
+      return r;
     });
-    this.building = run.catch(() => {});
-    const r = await Promise.race([run, withdrawn]);
     return { ...r, skipped: r.skipped.slice(0, 50) };
   }
 
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
-  buildProgress?: BuildProgress & { started_at: string };
+  get buildProgress(): (BuildProgress & { started_at: string }) | undefined {
+    return this.queue.progress;
+  }
 
-  /** Builds queued behind the running one (each waits for `building`). */
-  private readonly waiting = new Set<BuildTicket>();
-  /** The client whose build runs now, if a client asked for it. */
-  private runningOwner?: number;
-
-  /**
-   * Stops a build before its write (the index stays as it was). With `owner`, that client's build:
-   * one still waiting never starts, a running one stops; another client's build is left alone.
-   * Without, the running build. False when there is none, or it is already writing.
-   */
+  /** Stops a client's build (or, without `owner`, the running one) before its write; see BuildQueue.cancel. */
   cancelBuild(owner?: number): boolean {
-    if (owner === undefined) return this.builder.cancel();
-    const queued = [...this.waiting].filter((t) => t.owner === owner && !t.cancelled);
-    for (const t of queued) {
-      t.cancelled = true;
-      t.withdraw?.();
-    }
-    const running = this.runningOwner === owner && this.builder.cancel();
-    return queued.length > 0 || running;
+    return this.queue.cancel(owner);
   }
 
   /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
@@ -572,27 +546,13 @@ export class ProjectEngine {
     return this.opts.sideEffects !== false;
   }
 
-  /**
-   * The daemon stops: builds waiting never start; the running one may finish within `graceMs` (its
-   * client gets its answer), else it is stopped (Builder.abort) and its client told so.
-   */
-  async stopBuilds(graceMs: number): Promise<void> {
-    for (const t of this.waiting) {
-      t.cancelled = true;
-      t.withdraw?.();
-    }
-    this.builder.windDown?.();
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([this.building.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
-    clearTimeout(timer);
-    if (!finished) {
-      log.info("stopping the running build: the daemon stops", { grace_ms: graceMs });
-      this.builder.abort?.();
-    }
+  /** The daemon stops: see BuildQueue.stop. */
+  stopBuilds(graceMs: number): Promise<void> {
+    return this.queue.stop(graceMs);
   }
 
   async close(): Promise<void> {
-    await this.building;
+    await this.queue.settled();
     await this.memory.close();
     await this.builder.close();
     await this.invalidate({ now: true });
@@ -609,14 +569,6 @@ export class ProjectEngine {
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
   }
-}
-
-/** A build asked for and not yet started; a cancelled one throws BUILD_CANCELLED when its turn comes. */
-interface BuildTicket {
-  owner?: number;
-  cancelled: boolean;
-  /** Answers the waiting client BUILD_CANCELLED now; the ticket still throws when its turn comes. */
-  withdraw?: () => void;
 }
 
 function ratio(source: number, used: number): number {

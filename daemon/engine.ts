@@ -2,7 +2,6 @@ import fs from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
 import { log } from "../shared/log.js";
-import { collectWhenIdle } from "../shared/memory.js";
 import { recordStoreChoice, resolveConfig, type ConfigFlags, type ResolvedConfig } from "../shared/config.js";
 import { CodememError } from "../shared/errors.js";
 import * as ops from "../shared/operations.js";
@@ -16,15 +15,13 @@ import type { Embedder } from "./index/embed/embedder.js";
 import { createEmbedder, isBuiltinUpgrade } from "./index/embed/select.js";
 import { unsupportedOf } from "./index/languages/unsupported.js";
 import { assembleQuery, assembleWakeup } from "./retrieve/context.js";
-import { Retriever } from "./retrieve/retriever.js";
-import { testClassifier } from "./index/test-code.js";
 import { renderSkeleton } from "./retrieve/skeleton.js";
-import { openStore } from "./store/open.js";
 import type { DocsIndex } from "./docs/index.js";
 import type { SynapseStore } from "./synapse/store.js";
 import { ProjectMemory } from "./synapse/memory.js";
 import { Freshness } from "./retrieve/freshness.js";
-import type { Recall } from "./retrieve/retriever.js";
+import { Readers } from "./retrieve/readers.js";
+import type { Recall, Retriever } from "./retrieve/retriever.js";
 import { appendEvent } from "../shared/events.js";
 import { nodesOf } from "../shared/activity.js";
 
@@ -45,8 +42,6 @@ export interface EngineOptions {
   daemon?: boolean;
 }
 
-/** A replaced reader stays open this long, so answers already under way on it finish. */
-const READER_CLOSE_DELAY_MS = 10_000;
 /**
  * Tool calls that teach the synapse store: those that open code (an outline). An answer's list
  * (query, search, neighbours) teaches nothing: recall made it, and learning it back would let the
@@ -59,7 +54,8 @@ const VECTOR_WAIT_MS = 30_000;
 /** All operations for one project. The daemon holds one warm engine per project root. */
 export class ProjectEngine {
   private embedderP?: Promise<Embedder>;
-  private ret?: Promise<Retriever>;
+  /** The warm reader of the index, and the one taking over after a forced build. */
+  private readonly readers: Readers;
   /** What is changed on disk and not indexed yet. */
   private readonly fresh: Freshness;
   private docs?: DocsIndex;
@@ -85,6 +81,7 @@ export class ProjectEngine {
     this.configStamp = fileStamp(stateDirs(root).configFile);
     this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
     this.fresh = new Freshness(root);
+    this.readers = new Readers(() => this.cfg, !!opts.daemon);
     this.queue = new BuildQueue(this.builder);
   }
 
@@ -112,7 +109,7 @@ export class ProjectEngine {
     if (refused && JSON.stringify(cfg) === JSON.stringify(this.cfg)) return;
     if (JSON.stringify(cfg.embedder) !== JSON.stringify(this.cfg.embedder)) this.embedderP = undefined;
     this.cfg = cfg;
-    this.ret?.then((r) => (r.isTest = testClassifier(cfg.index.testPatterns)), () => undefined);
+    this.readers.settingsChanged();
     this.fresh.forget();
     log.info("codemem.toml changed; settings read again", { file: stateDirs(this.root).configFile });
     this.opts.onConfigChange?.();
@@ -133,51 +130,7 @@ export class ProjectEngine {
 
   /** The warm read view of the index; opened on first use, reopened after large builds. */
   retriever(): Promise<Retriever> {
-    this.ret ??= this.openReader().catch((err) => {
-      this.ret = undefined;
-      throw err;
-    });
-    return this.ret;
-  }
-
-  /** See Retriever.open; a reader is opened `gentle` beside a warm one (handOver). */
-  private openReader(opts: { background?: boolean; gentle?: boolean } = { background: this.opts.daemon }): Promise<Retriever> {
-    return openStore(this.cfg, { mode: "read" })
-      .then((store) => Retriever.open(store, opts).catch(async (err) => {
-        await store.close();
-        throw err;
-      }))
-      .then((r) => {
-        r.isTest = testClassifier(this.cfg.index.testPatterns);
-        return r;
-      });
-  }
-
-  /** The reader being opened to take over from one whose index was replaced (see handOver). */
-  private next?: Promise<Retriever>;
-
-  /**
-   * A forced build swapped a new index file in: the warm reader still reads the old one, whole, so
-   * it answers until the new reader is warm (its catalog, term weights and vectors loaded), then
-   * closes a little later like any replaced reader. Before, the next question waited for the new
-   * reader's catalog and answered without vectors until they had loaded.
-   */
-  private handOver(): void {
-    const next = (this.next = this.openReader({ gentle: true }));
-    next.then(
-      (r) => {
-        if (this.next !== next) return void r.store.close().catch(() => {});
-        this.next = undefined;
-        void this.invalidate();
-        this.ret = next;
-      },
-      (err: Error) => {
-        if (this.next !== next) return;
-        this.next = undefined;
-        log.warn("opening the replaced index's reader failed; the next question opens it", { error: err.message });
-        void this.invalidate();
-      },
-    );
+    return this.readers.current();
   }
 
   /** This engine built (or brought up to date) the index: it has the vectors, so its answers use them. */
@@ -194,12 +147,8 @@ export class ProjectEngine {
     return r;
   }
 
-  private async retrieverOrUndefined(): Promise<Retriever | undefined> {
-    try {
-      return await this.retriever();
-    } catch {
-      return undefined; // no code index yet
-    }
+  private retrieverOrUndefined(): Promise<Retriever | undefined> {
+    return this.readers.currentOrNone();
   }
 
   /** Validates input against the operation's declaration and checks it targets this project. */
@@ -261,39 +210,16 @@ export class ProjectEngine {
     return this.queue.cancel(owner);
   }
 
-  /** Brings warm readers up to date: small builds patch the retriever, large ones reload it. */
+  /** Brings warm readers up to date after a build (see Readers.afterBuild); freshness is asked again. */
   private async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
     this.fresh.forget();
-    const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
-    if (warm && this.opts.daemon && warm.store.replaced?.()) this.handOver();
-    else if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
-    else if (warm && !r.reclustered && r.changed_paths.length <= 50) await warm.refresh(r.changed_paths, r.rows_changed);
-    else {
-      void this.invalidate();
-      // A daemon opens the new reader now, not on the next question (819 ms of the first search after
-      // a full build of Go's src).
-      if (this.opts.daemon) void this.retrieverOrUndefined();
-    }
+    await this.readers.afterBuild(r);
   }
 
-  /**
-   * Drops warm state after the index changed underneath. The old reader closes a little later, so
-   * answers already under way on it finish.
-   */
+  /** Drops the warm reader after the index changed underneath (see Readers.invalidate). */
   invalidate(opts: { now?: boolean } = {}): Promise<void> {
-    const old = this.ret;
-    this.ret = undefined;
-    this.next = undefined;
     this.fresh.forget();
-    if (!old) return Promise.resolve();
-    const close = () =>
-      old
-        .then((r) => r.store.close())
-        .catch(() => {})
-        .finally(() => collectWhenIdle());
-    if (opts.now) return close();
-    setTimeout(close, READER_CLOSE_DELAY_MS).unref();
-    return Promise.resolve();
+    return this.readers.invalidate(opts);
   }
 
   /**

@@ -1,0 +1,119 @@
+import type { ResolvedConfig } from "../../shared/config.js";
+import { log } from "../../shared/log.js";
+import { collectWhenIdle } from "../../shared/memory.js";
+import type { BuildResult } from "../index/build.js";
+import { testClassifier } from "../index/test-code.js";
+import { openStore } from "../store/open.js";
+import { Retriever } from "./retriever.js";
+
+/** A replaced reader stays open this long, so answers already under way on it finish. */
+const READER_CLOSE_DELAY_MS = 10_000;
+
+/**
+ * The warm read view of a project's index: opened on first use, patched after small builds,
+ * reopened after large ones, and after a forced build replaced by a new reader only once that one is
+ * warm. A replaced reader closes a little later, so answers already under way on it finish.
+ */
+export class Readers {
+  private ret?: Promise<Retriever>;
+  /** The reader being opened to take over from one whose index was replaced (see handOver). */
+  private next?: Promise<Retriever>;
+
+  constructor(
+    private readonly cfg: () => ResolvedConfig,
+    /** Serving as the daemon: a reader answers once its catalog is read while the rest warms up. */
+    private readonly daemon: boolean,
+  ) {}
+
+  current(): Promise<Retriever> {
+    this.ret ??= this.open().catch((err) => {
+      this.ret = undefined;
+      throw err;
+    });
+    return this.ret;
+  }
+
+  /** The reader, or undefined when there is no index yet. */
+  async currentOrNone(): Promise<Retriever | undefined> {
+    try {
+      return await this.current();
+    } catch {
+      return undefined; // no code index yet
+    }
+  }
+
+  /** codemem.toml was read again: the warm reader classifies test code by its patterns. */
+  settingsChanged(): void {
+    this.ret?.then((r) => (r.isTest = testClassifier(this.cfg().index.testPatterns)), () => undefined);
+  }
+
+  /** See Retriever.open; a reader is opened `gentle` beside a warm one (handOver). */
+  private open(opts: { background?: boolean; gentle?: boolean } = { background: this.daemon }): Promise<Retriever> {
+    const cfg = this.cfg();
+    return openStore(cfg, { mode: "read" })
+      .then((store) =>
+        Retriever.open(store, opts).catch(async (err) => {
+          await store.close();
+          throw err;
+        }),
+      )
+      .then((r) => {
+        r.isTest = testClassifier(cfg.index.testPatterns);
+        return r;
+      });
+  }
+
+  /**
+   * A forced build swapped a new index file in: the warm reader still reads the old one, whole, so
+   * it answers until the new reader is warm (its catalog, term weights and vectors loaded), then
+   * closes a little later like any replaced reader. Before, the next question waited for the new
+   * reader's catalog and answered without vectors until they had loaded.
+   */
+  private handOver(): void {
+    const next = (this.next = this.open({ gentle: true }));
+    next.then(
+      (r) => {
+        if (this.next !== next) return void r.store.close().catch(() => {});
+        this.next = undefined;
+        void this.invalidate();
+        this.ret = next;
+      },
+      (err: Error) => {
+        if (this.next !== next) return;
+        this.next = undefined;
+        log.warn("opening the replaced index's reader failed; the next question opens it", { error: err.message });
+        void this.invalidate();
+      },
+    );
+  }
+
+  /** Brings the warm reader up to date: small builds patch it, large ones reload it. */
+  async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
+    const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
+    if (warm && this.daemon && warm.store.replaced?.()) this.handOver();
+    else if (warm && r.changed_paths.length === 0 && !r.reclustered) return warm.reloadRows();
+    else if (warm && !r.reclustered && r.changed_paths.length <= 50) await warm.refresh(r.changed_paths, r.rows_changed);
+    else {
+      void this.invalidate();
+      // A daemon opens the new reader now, not on the next question (819 ms of the first search after
+      // a full build of Go's src).
+      if (this.daemon) void this.currentOrNone();
+    }
+  }
+
+  /** Drops the warm reader after the index changed underneath; it closes later unless `now`. */
+  invalidate(opts: { now?: boolean } = {}): Promise<void> {
+    const old = this.ret;
+    this.ret = undefined;
+    this.next = undefined;
+    if (!old) return Promise.resolve();
+    const close = () =>
+      old
+        .then((r) => r.store.close())
+        .catch(() => {})
+        .finally(() => collectWhenIdle());
+    if (opts.now) return close();
+    setTimeout(close, READER_CLOSE_DELAY_MS).unref();
+    return Promise.resolve();
+  }
+}

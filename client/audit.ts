@@ -5,6 +5,8 @@ import { resolveProcessSettings } from "../shared/config.js";
 import { CodememError, isDiskFullError } from "../shared/errors.js";
 import { stateDirs, writeFileAtomic } from "../shared/paths.js";
 import { ensureOwnDir, openOwnAppend } from "../shared/own-files.js";
+import { sleepSync } from "../shared/sleep.js";
+import { pidAlive } from "./socket-path.js";
 
 /**
  * Audit log: one JSON line per tool call under `.codemem/audit/audit-YYYYMMDD[.N].jsonl`, each
@@ -116,10 +118,6 @@ const LOCK_ATTEMPTS = 50;
 /** A takeover lock older than this was left by a process that died while taking over. */
 const TAKEOVER_STALE_MS = 10_000;
 
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /** Makes `to` a second name of `from`, only if `to` does not exist: the file appears with its content whole. */
 function linkNew(from: string, to: string): boolean {
   try {
@@ -141,16 +139,10 @@ function lockHolder(file: string): string | undefined {
   }
 }
 
-/** A process other than this one with that pid exists (EPERM: it exists, owned by someone else). */
+/** A process other than this one with that pid exists. */
 function otherProcessAlive(holder: string): boolean {
   const pid = Number(holder);
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return pid !== process.pid && pidAlive(pid);
 }
 const FILE_RE = /^audit-(\d{8})(?:\.(\d+))?\.jsonl$/;
 

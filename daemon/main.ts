@@ -17,6 +17,7 @@ import { checkOwnState, ensureOwnDir } from "../shared/own-files.js";
 import type { ProjectEngine } from "./engine.js";
 import { memoryMb, rssMb } from "./index/builder.js";
 import type { ProjectWatcher } from "./watch.js";
+import { sleepSync } from "../shared/sleep.js";
 
 const SHUTDOWN_GRACE_MS = 5000;
 /**
@@ -76,7 +77,7 @@ function acquireLock(lock: string): LockResult {
       // Being written right now (created, pid not yet in it), or garbage. Wait, then judge.
       const st = statOrUndefined(lock);
       if (st && Date.now() - st.mtimeMs < 2000) {
-        sleep(50);
+        sleepSync(50);
         continue;
       }
     } else if (holder !== process.pid && isDaemonPid(holder)) {
@@ -89,7 +90,7 @@ function acquireLock(lock: string): LockResult {
     } catch {
       const st = statOrUndefined(takeover);
       if (st && Date.now() - st.mtimeMs > 5000) fs.rmSync(takeover, { force: true }); // its owner died
-      sleep(50);
+      sleepSync(50);
       continue;
     }
     try {
@@ -111,10 +112,6 @@ function statOrUndefined(p: string): fs.Stats | undefined {
   } catch {
     return undefined;
   }
-}
-
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function releaseLock(lock: string): void {

@@ -53,13 +53,7 @@ function checkDir(p: string, st: fs.Stats): void {
  * project deleted under a running daemon must not come back as a folder of codemem's state (ENOENT).
  */
 export function ensureOwnDir(dir: string): void {
-  const top = ownTop(dir);
-  if (top === undefined) throw new CodememError("INTERNAL", `${dir} is not inside .codemem/ or codegraph-out/.`);
-  const chain: string[] = [];
-  for (let d = dir; ; d = path.dirname(d)) {
-    chain.unshift(d);
-    if (d === top) break;
-  }
+  const chain = ownChain(dir);
   for (const d of chain) {
     try {
       fs.mkdirSync(d);
@@ -70,10 +64,37 @@ export function ensureOwnDir(dir: string): void {
   }
   try {
     // O_EXCL: an existing .gitignore (the user's, or a link) is left alone, never written through.
-    fs.writeFileSync(path.join(top, ".gitignore"), "# Made by codemem: derived state, not for version control.\n*\n", { flag: "wx" });
+    fs.writeFileSync(path.join(chain[0], ".gitignore"), "# Made by codemem: derived state, not for version control.\n*\n", { flag: "wx" });
   } catch {
     // already there, or not writable: the real write that follows reports a read-only disk
   }
+}
+
+/** The own directories from the top one (`.codemem`, `codegraph-out`) down to `dir`. */
+function ownChain(dir: string): string[] {
+  const top = ownTop(dir);
+  if (top === undefined) throw new CodememError("INTERNAL", `${dir} is not inside .codemem/ or codegraph-out/.`);
+  const chain: string[] = [];
+  for (let d = dir; ; d = path.dirname(d)) {
+    chain.unshift(d);
+    if (d === top) break;
+  }
+  return chain;
+}
+
+/** Whether `dir` and the own directories above it all exist, each checked (lstat only: no mkdir, no .gitignore). */
+function ownDirExists(dir: string): boolean {
+  for (const d of ownChain(dir)) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw err;
+    }
+    checkDir(d, st);
+  }
+  return true;
 }
 
 /**
@@ -104,7 +125,8 @@ export const SQLITE_SIDECARS = ["-wal", "-shm", "-journal"] as const;
 
 /** Opens an own file for appending (created 0644 if missing), never through a link. */
 export function openOwnAppend(file: string): number {
-  ensureOwnDir(path.dirname(file));
+  // Every event is an append: an existing directory is only checked, not made again.
+  if (!ownDirExists(path.dirname(file))) ensureOwnDir(path.dirname(file));
   try {
     return fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o644);
   } catch (err) {

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CodememError } from "../../shared/errors.js";
+import { sleepSync } from "../../shared/sleep.js";
 
 /**
  * Generation directories of the LanceDB backend: `<dir>/gens/g<n>/` each hold one complete set of
@@ -68,7 +69,7 @@ export function writePointer(dir: string, gen: string): void {
       break;
     } catch (err) {
       if (attempt >= 20 || !["EPERM", "EBUSY", "EACCES"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
-      sleep(25);
+      sleepSync(25);
     }
   }
   syncDir(dir);
@@ -235,6 +236,3 @@ function alive(pid: number): boolean {
   }
 }
 
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}

@@ -48,6 +48,10 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))];
 };
+// A search result is a gold symbol when its name or qualified name ends in one, by the last segment
+// (`Command.parse_args`, `Ky.#fetch`, `cxxopts::values::parse_value` match `parse_args`, `fetch`, `parse_value`).
+const lastSegment = (s) => s.split(/::|\.|#/).pop();
+const isGoldSymbol = (r, symbols) => symbols.some((g) => lastSegment(g) === lastSegment(r.name) || lastSegment(g) === lastSegment(r.qualified_name));
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const report = { corpora: {}, sets: {} };
 for (const s of sets) report.sets[s.name] = { corpora: {}, overall: {} };
@@ -87,9 +91,10 @@ for (const [name, c] of Object.entries(corpora)) {
       const cited = new Set(a.citations.map((x) => x.file_path));
       const recall = q.gold_files.filter((g) => cited.has(g)).length / q.gold_files.length;
       const rank = s.results.findIndex((r) => q.gold_files.includes(r.file_path));
+      const symbolRank = q.gold_symbols ? s.results.findIndex((r) => q.gold_files.includes(r.file_path) && isGoldSymbol(r, q.gold_symbols)) : -1;
       // What search put above the gold file (at most 3): which code beats the answer.
       const outranked_by = [...new Set(s.results.slice(0, rank >= 0 ? rank : 3).map((r) => r.file_path))].slice(0, 3);
-      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, tokens: a.tokens, files: cited.size, ...(outranked_by.length ? { outranked_by } : {}) });
+      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, srr: symbolRank >= 0 ? 1 / (symbolRank + 1) : 0, tokens: a.tokens, files: cited.size, ...(outranked_by.length ? { outranked_by } : {}) });
     }
     // Baseline 2: top-3 files pasted in rank order until codemem's mean budget is spent; a file counts if any of it made it in.
     const budget = Math.round(mean(rows.map((r) => r.tokens)));
@@ -112,6 +117,7 @@ for (const [name, c] of Object.entries(corpora)) {
       codemem: {
         recall: mean(rows.map((r) => r.recall)),
         mrr: mean(rows.map((r) => r.rr)),
+        symbol_mrr: mean(rows.map((r) => r.srr)),
         mean_tokens: mean(rows.map((r) => r.tokens)),
         mean_files_cited: mean(rows.map((r) => r.files)),
         max_files_cited: Math.max(...rows.map((r) => r.files)),

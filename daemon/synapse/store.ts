@@ -11,7 +11,9 @@
  *   edge survives ~38 idle days).
  * - prune below 0.01.
  * - at most 12 distinct nodes per event (first ones win) ⇒ at most 66 pairs: bounds the write path.
- * - recall: seeds at 1.0, each hop × weight × 0.6 / √degree(source), depth ≤ 2. Bounded work: each
+ * - recall: seeds at 1.0, each hop × weight × 0.6 / √degree(source), depth ≤ 2, the second hop
+ *   / √max(degree(source), degree(target)) (a hub gathers nothing back from every partner it has);
+ *   equal activations rank the node with fewer associations first. Bounded work: each
  *   node spreads along its 32 strongest edges only, and only the 16 most activated depth-1 nodes
  *   are expanded to depth 2 — at most 19 index range scans of 32 rows for 3 seeds, hubs included.
  *
@@ -171,18 +173,23 @@ ON CONFLICT (a, b) DO UPDATE SET score = score + @inc, commits = commits + 1, la
 const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN @ltpFactor ELSE @factor END`;
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
 /**
- * The strongest pairs of node @id in `table` (stored once with a < b), with `columns`, ordered by
- * the first (ties by id, so a cut at the limit is the same every time): two ordered index range
- * scans merged under a LIMIT, whichever side @id is on.
+ * The strongest pairs of node @id in `table` (stored once with a < b), with `columns` and the
+ * partner's degree (its associations, sessions and history together: its hub damping), ordered by
+ * the first column (ties by id, so a cut at the limit is the same every time): two ordered index
+ * range scans merged under a LIMIT, whichever side @id is on.
  */
 const pairsOf = (table: string, columns: string) => {
   const order = columns.split(",")[0].trim();
   return `
-SELECT id, ${columns} FROM (
-  SELECT b AS id, ${columns} FROM ${table} WHERE a = @id
-  UNION ALL
-  SELECT a AS id, ${columns} FROM ${table} WHERE b = @id
-) ORDER BY ${order} DESC, id LIMIT @limit`;
+SELECT id, ${columns},
+  coalesce((SELECT degree FROM synapse_nodes n WHERE n.id = p.id), 0) + coalesce((SELECT degree FROM cochange_nodes n WHERE n.id = p.id), 0) AS degree
+FROM (
+  SELECT id, ${columns} FROM (
+    SELECT b AS id, ${columns} FROM ${table} WHERE a = @id
+    UNION ALL
+    SELECT a AS id, ${columns} FROM ${table} WHERE b = @id
+  ) ORDER BY ${order} DESC, id LIMIT @limit
+) p ORDER BY ${order} DESC, id`;
 };
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
@@ -260,7 +267,7 @@ export class SynapseStore {
       reinforce: db.prepare(SQL_REINFORCE),
       decay: db.prepare(SQL_DECAY),
       prune: db.prepare(SQL_PRUNE),
-      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(pairsOf("synapses", "weight")),
+      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number; degree: number }>(pairsOf("synapses", "weight")),
       degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
@@ -275,7 +282,7 @@ export class SynapseStore {
       nodes: db.prepare<[], { nodes: number }>(`SELECT count(*) AS nodes FROM synapse_nodes`),
       hubs: db.prepare<[number], { id: string; degree: number; strength: number }>(SQL_HUBS),
       cochange: db.prepare(SQL_COCHANGE),
-      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number }>(pairsOf("cochange", "score, commits")),
+      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number; degree: number }>(pairsOf("cochange", "score, commits")),
       strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
         `SELECT a, b, score, commits FROM cochange ORDER BY score DESC, a, b LIMIT ?`,
       ),
@@ -471,24 +478,24 @@ export class SynapseStore {
    * The strongest associations of `id`, sessions and history together: a pair known both ways
    * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees.
    */
-  private edgesOf(id: string, toWeight: (score: number) => number): { degree: number; edges: { id: string; weight: number }[] } {
+  private edgesOf(id: string, toWeight: (score: number) => number): { degree: number; edges: { id: string; weight: number; degree: number }[] } {
     const sessions = this.stmts.degree.get(id)?.degree ?? 0;
     const history = this.stmts.cochangeDegree.get(id)?.degree ?? 0;
     const degree = sessions + history;
     if (degree === 0) return { degree, edges: [] };
     const limit = this.params.fanout;
-    const merged = new Map<string, number>();
+    const merged = new Map<string, { weight: number; degree: number }>();
     // A side without edges is not read (its query costs as much as one with a few rows).
     if (sessions > 0) {
-      for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, e.weight);
+      for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, { weight: e.weight, degree: e.degree });
     }
     if (history > 0) {
       for (const e of this.stmts.cochangeOf.all({ id, limit })) {
         const w = toWeight(e.score);
-        merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
+        merged.set(e.id, { weight: 1 - (1 - (merged.get(e.id)?.weight ?? 0)) * (1 - w), degree: e.degree });
       }
     }
-    const edges = [...merged.entries()].map(([n, weight]) => ({ id: n, weight })).sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
+    const edges = [...merged.entries()].map(([n, m]) => ({ id: n, ...m })).sort((x, y) => y.weight - x.weight || (x.id < y.id ? -1 : 1));
     return { degree, edges: edges.slice(0, limit) };
   }
 
@@ -565,8 +572,9 @@ export class SynapseStore {
 
   /**
    * Spreading activation from `seeds` (each at 1.0): a hop from u to v adds
-   * activation(u) · weight(u,v) · hop / √degree(u); contributions from all paths are summed, seeds
-   * are never intermediates nor results. Returns the top `k` non-seed nodes.
+   * activation(u) · weight(u,v) · hop / √degree(u), the second hop / √max(degree(u), degree(v));
+   * contributions from all paths are summed, seeds are never intermediates nor results. Returns the
+   * top `k` non-seed nodes; equal activations, the node with fewer associations first.
    */
   neighbors(seeds: string[], opts: { depth?: 1 | 2; k?: number; hop?: number } = {}): SynapseNeighbor[] {
     // One read transaction for the up to ~85 small reads of a recall: each read alone takes and drops
@@ -582,7 +590,7 @@ export class SynapseStore {
     const seedSet = new Set(seeds.filter((s) => typeof s === "string" && s !== ""));
     if (seedSet.size === 0 || k <= 0) return [];
 
-    type Acc = { activation: number; depth: number; via: string; best: number };
+    type Acc = { activation: number; depth: number; via: string; best: number; degree: number };
     const acc = new Map<string, Acc>();
     const toWeight = this.historyWeight();
     const spread = (from: string, fromActivation: number, atDepth: number): void => {
@@ -592,10 +600,14 @@ export class SynapseStore {
       const scale = (fromActivation * hop) / Math.sqrt(degree);
       for (const e of edges) {
         if (seedSet.has(e.id)) continue;
-        const add = scale * e.weight;
+        // A hub (a package's __init__, the main test module) changes with every partner of the seed:
+        // damped by the source only, each of them would hand it back activation, and it would outrank
+        // the partner that changes with the seed alone (issue 39). On the second hop the larger
+        // degree of the two damps.
+        const add = scale * e.weight * (atDepth === 2 && e.degree > degree ? Math.sqrt(degree / e.degree) : 1);
         const cur = acc.get(e.id);
         if (!cur) {
-          acc.set(e.id, { activation: add, depth: atDepth, via: from, best: add });
+          acc.set(e.id, { activation: add, depth: atDepth, via: from, best: add, degree: e.degree });
         } else {
           cur.activation += add;
           if (atDepth < cur.depth) cur.depth = atDepth;
@@ -616,10 +628,11 @@ export class SynapseStore {
         .slice(0, this.params.frontier);
       for (const n of layer) spread(n.id, n.activation, 2);
     }
+    // Equal evidence: the node with fewer associations is the one specific to the seeds.
     return [...acc.entries()]
-      .map(([id, a]) => ({ id, activation: a.activation, depth: a.depth, via: a.via }))
-      .sort((x, y) => y.activation - x.activation || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
-      .slice(0, k);
+      .sort(([x, a], [y, b]) => b.activation - a.activation || a.degree - b.degree || (x < y ? -1 : x > y ? 1 : 0))
+      .slice(0, k)
+      .map(([id, a]) => ({ id, activation: a.activation, depth: a.depth, via: a.via }));
   }
 
   /** Totals, and the hubs ranked by strength (sum of incident weights). */

@@ -63,6 +63,13 @@ describe("co-change neighbours through the product are specific, not hubs", () =
       const viaMcp = (r.structuredContent as { neighbors: { file_path: string; commits: number }[] }).neighbors;
       expect(viaMcp.slice(0, 2).map((x) => x.file_path)).toEqual(["app/cart.py", "app/registry.py"]);
       expect(viaMcp[0].commits).toBe(3);
+
+      // A symbol (what a query's hits are) seeds its file too: the history is between files.
+      // Before: no neighbours at all.
+      const bySymbol = await client.callTool({ name: "codemem_synaptic_neighbors", arguments: { node_ids: ["app/cart.py::cart_step"] } });
+      const sym = bySymbol.structuredContent as { seeds: string[]; neighbors: { file_path: string }[] };
+      expect(sym.seeds).toEqual(["app/cart.py::cart_step", "app/cart.py"]);
+      expect(sym.neighbors.slice(0, 2).map((x) => x.file_path)).toEqual(["app/pricing.py", "app/registry.py"]);
     } finally {
       await client.close();
     }

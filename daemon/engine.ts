@@ -391,7 +391,10 @@ export class ProjectEngine {
     const a = this.parse(ops.synapticNeighbors, input);
     if (!a.query && !a.node_ids?.length) throw new CodememError("INVALID_ARGUMENT", "codemem_synaptic_neighbors needs `query` or `node_ids` to choose the seed nodes.");
     const r = await this.retriever();
-    const seeds = a.node_ids?.length ? a.node_ids.map((id) => (r.byId.has(id) ? id : this.memory.fileNode(id))).filter((id): id is string => !!id) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
+    const nodes = a.node_ids?.length ? a.node_ids.map((id) => (r.byId.has(id) ? id : this.memory.fileNode(id))).filter((id): id is string => !!id) : (await r.search(a.query!, await this.checkEmbedder(), 5)).map((h) => h.node.id);
+    // Git co-change is learned between files: a symbol seeds its file (the module node) too, or a
+    // query's hits (symbols) and a symbol asked for would never reach the history.
+    const seeds = [...new Set(nodes.flatMap((id) => [id, r.byId.get(id)?.file_path ?? id]))];
     const store = this.memory.existing();
     const found = store?.neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) ?? [];
     const neighbors = found.flatMap((n) => {

@@ -5,7 +5,13 @@
 // run with three baselines over the same commits: raw co-change counts, graph neighbours (imports
 // and calls of our own index built from the tree at the split), and the most recently changed files.
 //
-// Usage: node scripts/bench-cochange.mjs [--split 0.8] [--no-graph] GITDIR...
+// --product measures what a user's assistant gets instead of a replay into the store: a clone of the
+// repository checked out at the split (offline, `git clone --shared`), `codemem build --history 100000`
+// through the real CLI and daemon, then the MCP tool `codemem_synaptic_neighbors` over the SDK's
+// client, seeded with each file of each later commit; the baselines read the commits the product read
+// (those reachable from the split), under the names of the tree at the split.
+//
+// Usage: node scripts/bench-cochange.mjs [--split 0.8] [--no-graph] [--product] GITDIR...
 //   GITDIR: a repository with its history, bare or not (e.g. `git clone --bare URL`); the defaults
 //   are the repositories under $CODEMEM_COCHANGE_REPOS, else under .bench-cache/cochange/ (one
 //   directory per project). Measured on pallets/flask, psf/requests, expressjs/express and
@@ -28,6 +34,7 @@ const opt = (n, d) => { const i = args.indexOf(n); if (i < 0) return d; const v 
 const flag = (n) => { const i = args.indexOf(n); if (i >= 0) args.splice(i, 1); return i >= 0; };
 const splitAt = Number(opt("--split", "0.8"));
 const noGraph = flag("--no-graph");
+const product = flag("--product");
 const MAX_FILES = 30; // the bulk cap ([synapses] history_max_files default), for every method alike
 const K = 5;
 let repos = args;
@@ -94,21 +101,12 @@ function synapseRanker(train, params, depth) {
   return { rank: (f) => store.neighbors([f], { depth, k: 10 }).map((n) => n.id), close: () => store.close() };
 }
 
-const summary = [];
-for (const dir of repos) {
-  const name = path.basename(dir.replace(/\/repo$/, "").replace(/\.git$/, ""));
-  const out = git(dir, ["-c", "core.quotepath=off", "log", "HEAD", "--no-merges", "-M", "-z", "--name-status", `--format=${LOG_FORMAT}`]);
-  const commits = parseLog(out).reverse();
-  const cut = Math.floor(commits.length * splitAt);
-  const train = commits.slice(0, cut);
-  const test = commits.slice(cut);
-  const t0 = performance.now();
-
-  // Baselines over the same training commits, same bulk cap and same source filter.
+/** Raw co-change counts and the most recently changed files over `train`, files kept by `keep`, same bulk cap. */
+function baselines(train, keep) {
   const pair = new Map();
   const lastChange = new Map();
   for (const c of train) {
-    const src = c.files.filter(isSource);
+    const src = c.files.filter(keep);
     for (const f of src) lastChange.set(f, c.at);
     if (c.root || c.files.length > MAX_FILES || src.length < 2) continue;
     for (const a of src) {
@@ -118,16 +116,101 @@ for (const dir of repos) {
     }
   }
   const recent = [...lastChange.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([f]) => f);
-  // Raw counts, ties broken toward the file changed more recently (the baseline's best reading).
-  const byCount = (f) => [...(pair.get(f) ?? new Map()).entries()].sort((a, b) => b[1] - a[1] || (lastChange.get(b[0]) ?? 0) - (lastChange.get(a[0]) ?? 0)).slice(0, 10).map(([g]) => g);
-  const byRecent = (f) => recent.filter((g) => g !== f).slice(0, 10);
+  return {
+    // Raw counts, ties broken toward the file changed more recently (the baseline's best reading).
+    byCount: (f) => [...(pair.get(f) ?? new Map()).entries()].sort((a, b) => b[1] - a[1] || (lastChange.get(b[0]) ?? 0) - (lastChange.get(a[0]) ?? 0)).slice(0, 10).map(([g]) => g),
+    byRecent: (f) => recent.filter((g) => g !== f).slice(0, 10),
+  };
+}
 
+/** For each later commit with 2–10 source files, each file in it and the others as its gold. */
+function casesOf(test) {
   const cases = [];
   for (const c of test) {
     const src = [...new Set(c.files.filter(isSource))];
     if (src.length < 2 || src.length > 10) continue;
     for (const f of src) cases.push({ file: f, gold: new Set(src.filter((g) => g !== f)) });
   }
+  return cases;
+}
+
+const logOf = (dir, range) => git(dir, ["-c", "core.quotepath=off", "log", range, "--no-merges", "-M", "-z", "--name-status", `--format=${LOG_FORMAT}`]);
+
+/**
+ * The product's answer (--product): the tree at the split built by the CLI with its whole history,
+ * then the MCP tool seeded with each file of the cases; the baselines over the commits it read.
+ */
+async function productRun(dir, name) {
+  const tree = path.join(tmp, name);
+  execFileSync("git", ["clone", "-q", "--shared", "--no-checkout", dir, tree]);
+  const head = git(tree, ["rev-parse", "HEAD"]).trim();
+  const all = parseLog(logOf(tree, head)).reverse();
+  const split = all[Math.floor(all.length * splitAt) - 1].sha;
+  git(tree, ["checkout", "-q", "--detach", split]);
+  const train = parseLog(logOf(tree, split)).reverse();
+  // Later commits name files as HEAD does; the tree at the split (and the product) by their names then.
+  const today = new Map();
+  const test = parseLog(logOf(tree, `${split}..${head}`), today).reverse();
+  const atSplit = new Set(git(tree, ["ls-tree", "-r", "-z", "--name-only", split]).split("\0").filter(Boolean));
+  const back = new Map([...today].filter(([old]) => atSplit.has(old)).map(([old, now]) => [now, old]));
+  for (const c of test) c.files = c.files.map((f) => back.get(f) ?? f);
+  const cases = casesOf(test);
+  const { byCount, byRecent } = baselines(train, (f) => isSource(f) && atSplit.has(f));
+
+  const cli = path.join(root, "dist/client/cli.js");
+  const t0 = performance.now();
+  const built = JSON.parse(execFileSync(process.execPath, [cli, "build", tree, "--history", "100000", "--json"], { encoding: "utf8", maxBuffer: 1 << 28 }));
+  const buildMs = performance.now() - t0;
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { stopDaemon } = await import(path.join(root, "dist/client/rpc.js"));
+  const client = new Client({ name: "bench-cochange", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(root, "dist/client/mcp.js"), tree], stderr: "ignore" }));
+  const answers = new Map();
+  try {
+    for (const { file } of cases) {
+      if (answers.has(file)) continue;
+      const r = await client.callTool({ name: "codemem_synaptic_neighbors", arguments: { node_ids: [file] } });
+      const files = r.isError ? [] : [...new Set(r.structuredContent.neighbors.map((n) => n.file_path))].filter((f) => f !== file);
+      answers.set(file, files);
+    }
+  } finally {
+    await client.close();
+    await stopDaemon(tree);
+  }
+  const rows = [
+    { method: "raw co-change counts", ...evaluate(cases, byCount) },
+    { method: "recently changed files", ...evaluate(cases, byRecent) },
+    { method: "product (CLI build + MCP synaptic_neighbors)", ...evaluate(cases, (f) => answers.get(f)) },
+  ];
+  const h = built.history ?? {};
+  console.log(`\n${name}: split at ${split.slice(0, 10)}, ${train.length} commits before it, ${test.length} after; ${cases.length} ranking cases (${answers.size} seeds); build with history: ${Math.round(buildMs)} ms, ${h.commits} commits read, ${h.learned} learned`);
+  fs.rmSync(tree, { recursive: true, force: true });
+  return rows;
+}
+
+const summary = [];
+for (const dir of repos) {
+  const name = path.basename(dir.replace(/\/repo$/, "").replace(/\.git$/, ""));
+  if (product) {
+    const rows = await productRun(dir, name);
+    console.log("method".padEnd(50) + "recall@5   MRR");
+    for (const r of rows) console.log(r.method.padEnd(50) + r.recall.toFixed(3).padEnd(11) + r.mrr.toFixed(3));
+    const [counts, recent, mine] = rows;
+    const best = counts.recall >= recent.recall ? counts : recent;
+    const lift = mine.recall / best.recall - 1;
+    console.log(`best baseline: ${best.method} (recall@5 ${best.recall.toFixed(3)}); product ${lift >= 0 ? "+" : ""}${(lift * 100).toFixed(1)} % relative`);
+    summary.push({ name, lift, mrrLift: mine.mrr / Math.max(counts.mrr, recent.mrr) - 1 });
+    continue;
+  }
+  const out = git(dir, ["-c", "core.quotepath=off", "log", "HEAD", "--no-merges", "-M", "-z", "--name-status", `--format=${LOG_FORMAT}`]);
+  const commits = parseLog(out).reverse();
+  const cut = Math.floor(commits.length * splitAt);
+  const train = commits.slice(0, cut);
+  const test = commits.slice(cut);
+  const t0 = performance.now();
+  const { byCount, byRecent } = baselines(train, isSource);
+  const cases = casesOf(test);
 
   const rows = [];
   rows.push({ method: "raw co-change counts", ...evaluate(cases, byCount) });

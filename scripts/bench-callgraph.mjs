@@ -35,12 +35,13 @@ const TRUTHS = {
   typescript: async (tree) => (await import("./callgraph/ts-truth.mjs")).tsTruth(tree),
   python: async (tree) => (await import("./callgraph/py-truth.mjs")).pyTruth(tree),
   go: async (tree) => (await import("./callgraph/go-truth.mjs")).goTruth(tree),
+  java: async (tree) => (await import("./callgraph/java-truth.mjs")).javaTruth(tree),
 };
 const here = path.join(root, "scripts/callgraph");
 // A truth is recomputed when its code changes or when the dependencies the compilers can see do
 // (Debian's Python packages, Go sources): more of them resolve more calls.
-const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src" };
-const truthFiles = fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f));
+const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src", java: "/usr/share/java" };
+const truthFiles = fs.readdirSync(here).filter((f) => /truth/i.test(f)).sort().map((f) => path.join(here, f));
 const versionOf = (language) => {
   const d = DEPENDENCIES[language];
   return truthVersion(truthFiles, d && fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "");

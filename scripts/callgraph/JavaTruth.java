@@ -45,7 +45,7 @@ public class JavaTruth {
       if (d.getKind() != Diagnostic.Kind.ERROR) return;
       errors[0]++;
       Matcher m = missingPackage.matcher(d.getMessage(Locale.ROOT));
-      if ("compiler.err.doesnt.exist".equals(d.getCode()) && m.find()) notFound.add(m.group(1));
+      if ("compiler.err.doesnt.exist".equals(d.getCode()) && m.find() && onImport(d)) notFound.add(m.group(1));
     };
     StandardJavaFileManager fm = javac.getStandardFileManager(diags, Locale.ROOT, StandardCharsets.UTF_8);
     List<String> options = new ArrayList<>(List.of("-proc:none", "-implicit:none", "-encoding", "UTF-8", "-Xmaxerrs", "1000000",
@@ -89,6 +89,18 @@ public class JavaTruth {
       if (seen.add((m.find() ? m.group(1) : "") + "." + p.getFileName())) out.add(p);
     }
     return out;
+  }
+
+  /** True when a diagnostic is about an import (not a qualified name in the code that javac took for a package). */
+  static boolean onImport(Diagnostic<? extends JavaFileObject> d) {
+    try {
+      CharSequence text = d.getSource().getCharContent(true);
+      int start = (int) d.getPosition();
+      while (start > 0 && text.charAt(start - 1) != '\n') start--;
+      return text.subSequence(start, Math.min(text.length(), start + 7)).toString().startsWith("import");
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   static boolean hidden(Path rel) {

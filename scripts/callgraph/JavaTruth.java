@@ -49,7 +49,7 @@ public class JavaTruth {
     };
     StandardJavaFileManager fm = javac.getStandardFileManager(diags, Locale.ROOT, StandardCharsets.UTF_8);
     List<String> options = new ArrayList<>(List.of("-proc:none", "-implicit:none", "-encoding", "UTF-8", "-Xmaxerrs", "1000000",
-        // Attribute every file even when some have errors (missing dependencies): the default stops before.
+        // Attribute every file even when some have errors (missing dependencies), whatever the default policy.
         "-XDshould-stop.ifError=FLOW", "-XDshould-stop.at=FLOW", "-sourcepath", ""));
     if (args.length > 1 && !args[1].isEmpty()) options.addAll(List.of("-classpath", args[1]));
     JavacTask task = (JavacTask) javac.getTask(null, fm, diags, options, null, fm.getJavaFileObjectsFromPaths(files));
@@ -201,7 +201,8 @@ public class JavaTruth {
 
     @Override
     public Void visitMethod(MethodTree m, Integer caller) {
-      if (topLevel(getCurrentPath())) {
+      // A method without a body (abstract, an interface's, an annotation's element) makes no calls: no def.
+      if (m.getBody() != null && topLevel(getCurrentPath())) {
         Element e = trees.getElement(getCurrentPath());
         caller = e instanceof ExecutableElement ? defOf((ExecutableElement) e) : -1;
       }

@@ -36,6 +36,8 @@ export function codegraphGraph(cli, tree, work) {
   const seconds = (performance.now() - t0) / 1000;
   const db = new Database(path.join(work, ".codegraph/codegraph.db"), { readonly: true });
   try {
+    // An index run that was stopped midway still exits 0 with an empty index.
+    if (!db.prepare("SELECT 1 FROM nodes LIMIT 1").get()) throw new Error(`codegraph indexed nothing in ${work} (its index run did not finish: see \`codegraph status\`)`);
     return { graph: graphOf(db), seconds };
   } finally {
     db.close();

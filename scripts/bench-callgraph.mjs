@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Call graph benchmark: codemem's CALLS edges against the compilers' own resolution (TypeScript's
-// checker, jedi for Python, go/types for Go) on real projects with their tests, for this head's
-// dist and a base commit's in the same run. See docs/callgraph-bench.md.
-// Usage: npm run bench:callgraph [-- --project NAME] [--base REF | --no-base] [--json] [--details]
+// checker, jedi for Python, go/types for Go, javac for Java) on real projects with their tests, for
+// this head's dist, a base commit's and codegraph's graph in the same run. See docs/callgraph-bench.md.
+// Usage: npm run bench:callgraph [-- --project NAME] [--base REF | --no-base] [--no-codegraph] [--json] [--details]
 //        node scripts/bench-callgraph.mjs --fetch [--from DIR]   fill the cache (no network: from git
 //        directories under DIR, default /work/.mirror, laid out as <owner>+<name>/repo or <name>/)
 import fs from "node:fs";
@@ -11,6 +11,7 @@ import { PROJECTS, cached, fill, treeDir } from "./callgraph/projects.mjs";
 import { cachedTruth, truthVersion } from "./callgraph/truth.mjs";
 import { compare, KINDS } from "./callgraph/compare.mjs";
 import { baseCommit, codememGraph, distOf } from "./callgraph/codemem-graph.mjs";
+import { CODEGRAPH_VERSION, codegraphCli, codegraphGraph } from "./callgraph/codegraph-graph.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const args = process.argv.slice(2);
@@ -35,12 +36,13 @@ const TRUTHS = {
   typescript: async (tree) => (await import("./callgraph/ts-truth.mjs")).tsTruth(tree),
   python: async (tree) => (await import("./callgraph/py-truth.mjs")).pyTruth(tree),
   go: async (tree) => (await import("./callgraph/go-truth.mjs")).goTruth(tree),
+  java: async (tree) => (await import("./callgraph/java-truth.mjs")).javaTruth(tree),
 };
 const here = path.join(root, "scripts/callgraph");
 // A truth is recomputed when its code changes or when the dependencies the compilers can see do
 // (Debian's Python packages, Go sources): more of them resolve more calls.
-const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src" };
-const truthFiles = fs.readdirSync(here).filter((f) => /truth/.test(f)).sort().map((f) => path.join(here, f));
+const DEPENDENCIES = { python: "/usr/lib/python3/dist-packages", go: "/usr/share/gocode/src", java: "/usr/share/java" };
+const truthFiles = fs.readdirSync(here).filter((f) => /truth/i.test(f)).sort().map((f) => path.join(here, f));
 const versionOf = (language) => {
   const d = DEPENDENCIES[language];
   return truthVersion(truthFiles, d && fs.existsSync(d) ? fs.readdirSync(d).sort().join(",") : "");
@@ -52,10 +54,21 @@ if (missing.length) {
   if (missing.length === projects.length) process.exit(1);
 }
 
-const sides = [{ name: "head", dist: path.join(root, "dist") }];
+/** The graphs scored: this head's codemem, a base commit's, and codegraph's, each built from a copy of the tree. */
+const work = (p, side) => path.join(root, ".bench-cache/work", `callgraph-${p.name}-${side}`);
+const sides = [{ name: "head", build: (tree, p) => codememGraph(path.join(root, "dist"), tree, work(p, "head")) }];
 if (!args.includes("--no-base")) {
   const commit = baseCommit(root, opt("--base"));
-  sides.push({ name: `base ${commit.slice(0, 9)}`, dist: distOf(root, commit) });
+  const dist = distOf(root, commit);
+  sides.push({ name: `base ${commit.slice(0, 9)}`, build: (tree, p) => codememGraph(dist, tree, work(p, "base")) });
+}
+if (!args.includes("--no-codegraph")) {
+  try {
+    const cli = codegraphCli(root);
+    sides.push({ name: `codegraph ${CODEGRAPH_VERSION}`, build: (tree, p) => codegraphGraph(cli, tree, work(p, "codegraph")) });
+  } catch (e) {
+    console.error(`no codegraph column: ${e.message}`);
+  }
 }
 
 const report = {};
@@ -71,7 +84,15 @@ for (const p of projects.filter((p) => cached(root, p))) {
   }
   report[p.name] = { language: p.language, commit: p.commit, tool: truth.tool, coverage: truth.coverage, sides: {} };
   for (const s of sides) {
-    const { graph, seconds } = codememGraph(s.dist, tree, path.join(root, ".bench-cache/work", `callgraph-${p.name}-${s.name.split(" ")[0]}`));
+    let built;
+    try {
+      built = s.build(tree, p);
+    } catch (e) {
+      report[p.name].sides[s.name] = { error: String(e.stderr || e.message || e).trim().split("\n").slice(-1)[0] };
+      console.error(`${p.name}: ${s.name}: no graph: ${report[p.name].sides[s.name].error}`);
+      continue;
+    }
+    const { graph, seconds } = built;
     const r = compare(truth, graph);
     if (!args.includes("--details")) {
       r.false_positives = r.false_positives.length;
@@ -85,13 +106,13 @@ if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
 
 function print(name, r) {
   const f = (x) => (x === null || x === undefined ? "  -  " : x.toFixed(3));
-  const names = Object.keys(r.sides);
+  const names = Object.keys(r.sides).filter((n) => !r.sides[n].error);
   console.log(`\n${name} (${r.language}, ${r.commit.slice(0, 9)}; truth: ${r.tool}; ${JSON.stringify(r.coverage)})`);
-  console.log(`  ${"kind".padEnd(12)}${names.map((n) => `${n}: P      R      (tp/fp/fn)`.padEnd(40)).join("")}`);
+  console.log(`  ${"kind".padEnd(12)}${names.map((n) => `${n}: P      R      (tp/fp/fn)`.padEnd(46)).join("")}`);
   for (const k of ["all", ...KINDS]) {
     const cells = names.map((n) => {
       const s = k === "all" ? r.sides[n].overall : r.sides[n].kinds[k];
-      return `${f(s.precision)}  ${f(s.recall)}  (${s.tp}/${s.fp}/${s.fn})`.padEnd(40);
+      return `${f(s.precision)}  ${f(s.recall)}  (${s.tp}/${s.fp}/${s.fn})`.padEnd(46);
     });
     console.log(`  ${k.padEnd(12)}${cells.join("")}`);
   }

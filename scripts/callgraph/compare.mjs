@@ -3,8 +3,8 @@
 // Mapping: a def of the truth is the codemem node of the same file and name whose line_start lies
 // between the def's first line and the line of its name (decorators, `export`, a multi-line
 // signature), else the nearest such node within 2 lines. An edge to a class node stands for the
-// class's constructor when the truth has one (codemem links `new C()` / `C()` to the class), and is
-// left out otherwise. Edges from a module or a class (calls at top level, in field initialisers)
+// class's constructor when the truth has one (codemem links `new C()` / `C()` to the class; where the
+// class has several, as in Java, a pair to any of them that the caller calls), and is left out otherwise. Edges from a module or a class (calls at top level, in field initialisers)
 // are left out: the truth counts calls made inside functions and methods only.
 
 export const KINDS = ["plain", "imported", "this", "method", "constructor"];
@@ -32,22 +32,26 @@ function mapDefs(truth, graph) {
       toDef.set(hit.id, i);
     }
   });
-  // A class node stands for its constructor.
+  // A class node stands for its constructors (a Java class may have several: codemem's edge to
+  // the class says the caller constructs it, whichever overload runs).
+  const ctorsOf = new Map();
   truth.defs.forEach((d, i) => {
     if (d.kind !== "constructor" || !d.cls) return;
     const cls = (byFileName.get(`${d.file}\0${d.cls}`) ?? []).find((n) => n.type === "class" || n.type === "struct");
-    if (cls && !toDef.has(cls.id)) toDef.set(cls.id, i);
+    if (!cls || (toDef.has(cls.id) && !ctorsOf.has(cls.id))) return;
+    if (!toDef.has(cls.id)) toDef.set(cls.id, i);
+    ctorsOf.set(cls.id, [...(ctorsOf.get(cls.id) ?? []), i]);
   });
   let unmapped = 0;
   for (let i = 0; i < truth.defs.length; i++) if (toNode[i] === undefined) unmapped++;
-  return { toNode, toDef, unmapped };
+  return { toNode, toDef, ctorsOf, unmapped };
 }
 
 const emptyKind = () => ({ tp: 0, fp: 0, fn: 0 });
 
 /** Precision and recall, overall and per call kind, with what was left out and why. */
 export function compare(truth, graph) {
-  const { toNode, toDef, unmapped } = mapDefs(truth, graph);
+  const { toNode, toDef, ctorsOf, unmapped } = mapDefs(truth, graph);
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const pairs = new Map();
   const sitesOf = new Map();
@@ -84,9 +88,9 @@ export function compare(truth, graph) {
       left.unmapped_end++;
       continue;
     }
-    const pair = target !== undefined && pairs.get(`${caller}>${target}`);
-    if (pair) {
-      pair.found = true;
+    const found = (ctorsOf.get(dst.id) ?? [target]).map((t) => t !== undefined && pairs.get(`${caller}>${t}`)).filter(Boolean);
+    if (found.length) {
+      for (const pair of found) pair.found = true;
       continue;
     }
     // A target the truth has no def for (a function assigned to a property) is judged by its name: the calls of that name resolved elsewhere.

@@ -14,6 +14,8 @@ export const PROJECTS = [
   { name: "flask", repo: "pallets/flask", commit: "2ac89889f4cc330eabd50f295dcef02828522c69", language: "python", keep: ["src", "tests", "pyproject.toml", "LICENSE.txt"] },
   { name: "gin", repo: "gin-gonic/gin", commit: "dcaa4296d111981ffb31ac3eba90bb63e1eb5ab9", language: "go", keep: ["."] },
   { name: "cobra", repo: "spf13/cobra", commit: "adbc8813901bba65827259daa8e22ff94ec1f30e", language: "go", keep: ["."] },
+  { name: "jsoup", repo: "jhy/jsoup", commit: "46b620860af930eedc193a705eaf7cea5aec89a6", language: "java", keep: ["src", "pom.xml", "LICENSE"] },
+  { name: "javapoet", repo: "square/javapoet", commit: "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0", language: "java", keep: ["src", "pom.xml", "LICENSE.txt"] },
 ];
 
 /** Where a project's pinned tree is kept: `<root>/.bench-cache/callgraph/<name>`. */

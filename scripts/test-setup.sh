@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the tests need beyond npm packages, installed or started only when missing (run by `npm test`, scripts/test.sh):
 # Debian's Chromium (the canvas test drives it with playwright-core), nginx and openssl (the server
-# test's auth_request proxy and TLS certificates), PostgreSQL 15 + pgvector (scripts/setup-postgres.sh).
+# test's auth_request proxy and TLS certificates), a JDK (the call-graph benchmark's Java truth), PostgreSQL 15 + pgvector (scripts/setup-postgres.sh).
 # Installing needs root: run as root, or with passwordless sudo (used only when something is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ command -v chromium >/dev/null || missing+=(chromium)
 { command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null || missing+=(nginx-light)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl) # test/server/exposure.test.ts: requests as a second local user
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless) # test/bench/callgraph-java-truth.test.ts: the call-graph benchmark's Java truth
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

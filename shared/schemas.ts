@@ -61,9 +61,9 @@ export const SkippedFile = z.object({ path: z.string(), reason: z.string(), deta
 
 export const UnsupportedFiles = z
   .array(z.object({ extension: z.string(), language: z.string(), files: z.number().int() }))
-  .describe("Source files in languages the code graph does not read, by extension (\"42 .m files: Objective-C is not indexed\")");
+  .describe("Source files in languages the code graph does not read, by extension (\"42 .erl files: Erlang is not indexed\")");
 
-/** "42 .m files: Objective-C is not indexed; 3 .rb files: Ruby is not indexed" (empty when there are none). */
+/** "42 .erl files: Erlang is not indexed; 3 .pl files: Perl is not indexed" (empty when there are none). */
 export function describeUnsupported(list: z.infer<typeof UnsupportedFiles> | undefined): string {
   return (list ?? []).map((u) => `${u.files.toLocaleString("en-US")} ${u.extension} file${u.files === 1 ? "" : "s"}: ${u.language} is not indexed`).join("; ");
 }

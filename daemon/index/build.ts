@@ -283,7 +283,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         graph = { nodes: ext.nodes, touched: new Set([...previous.keys(), ...scan.current]), ...diffEdgeLists(oldEdges, ext.edges), nodeCount: ext.nodes.length, edgeCount: ext.edges.length };
         ({ communityOf, communities } = ext);
       } else {
-        graph = await resolveChanges({ cfg, store, pool, warm, force, storedTsPaths: stored.ts_paths, tsPaths, tsConfigs, fresh, removed, previous, redact });
+        graph = await resolveChanges({ store, warm, force, storedTsPaths: stored.ts_paths, tsPaths, tsConfigs, fresh, removed, previous });
         // The nodes the touched files had: their vectors may be reused, and those gone leave their community.
         if (!force) prevHashes = await store.nodeHashes([...graph.touched]);
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
@@ -574,9 +574,7 @@ function changedInGraph(graph: GraphChange, removed: string[]): Set<string> {
  * aliases, resolve every file and compare with the stored edges instead.
  */
 async function resolveChanges(a: {
-  cfg: ResolvedConfig;
   store: IndexStore;
-  pool: ParsePool;
   warm: BuildCache | undefined;
   force: boolean;
   storedTsPaths: string | undefined;
@@ -585,7 +583,6 @@ async function resolveChanges(a: {
   fresh: Map<string, FileExtract>;
   removed: string[];
   previous: Map<string, FileRow>;
-  redact: boolean;
 }): Promise<GraphChange> {
   const aliasesChanged = a.storedTsPaths !== a.tsPaths;
   const whole = a.force || aliasesChanged;
@@ -599,12 +596,17 @@ async function resolveChanges(a: {
   const delta = resolver.update([...a.fresh.values()], whole ? [] : a.removed);
   const touched = new Set([...a.fresh.keys(), ...a.removed]);
   const nodes = delta.nodes;
-  // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten.
+  // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten,
+  // as the index holds those files (the disk may have moved on: a checkout whose other events are
+  // still queued; its new text is the next batch's).
   const moved = [...new Set([...delta.parentUpdates.keys()].map((id) => resolver!.fileOf(id)!))].filter((p) => !touched.has(p));
   if (moved.length) {
-    const texts = moved.map((p) => ({ path: p, language: (a.previous.get(p)?.language ?? languageForPath(p)!.id) as FileExtract["language"], source: indexedText(fs.readFileSync(`${a.cfg.root}/${p}`, "utf8"), p, a.redact) }));
-    for (const ex of (await a.pool.extractAll(texts)).extracts) {
-      nodes.push(...resolver.recordsOf(ex));
+    const rows = await a.store.nodeHashes(moved);
+    for (const ex of await a.store.extracts(moved)) {
+      for (const n of resolver.recordsOf(ex)) {
+        const rowid = n.type === "module" ? undefined : rows.get(n.id)?.rowid;
+        nodes.push(rowid === undefined ? n : { ...n, code: await a.store.code(rowid) });
+      }
       touched.add(ex.path);
     }
   }

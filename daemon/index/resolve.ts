@@ -165,10 +165,14 @@ export class GraphResolver {
     return [...this.nodes].map(([id, n]) => ({ id, name: n.name, type: n.type, file_path: n.file }));
   }
 
-  /** Nodes of a file already resolved, complete, from a full extract of its current content (with code). */
+  /** Nodes of a file already resolved, complete, from an extract of the content it was resolved from. */
   recordsOf(ex: FileExtract): NodeRecord[] {
     const st = this.files.get(ex.path);
     if (!st) throw new Error(`${ex.path} is not resolved`);
+    // Another version of the file would pair its definitions with the wrong ids (or none).
+    if (ex.defs.length !== st.ex.defs.length || ex.defs.some((d, i) => d.qualifiedName !== st.ex.defs[i].qualifiedName)) {
+      throw new Error(`${ex.path}: its extract is not of the content it was resolved from`);
+    }
     return this.nodeRecords(st, ex);
   }
 

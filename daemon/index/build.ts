@@ -26,7 +26,7 @@ import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
 /** Version of what a build derives from the files; an index of another version is rebuilt whole. */
-export const INDEX_VERSION = "4";
+export const INDEX_VERSION = "5";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";
@@ -656,8 +656,9 @@ async function embedNodes(
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
     const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
-    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector };
-    return { n, ...nodeDocuments(n, children.get(n.id) ?? []), vector: undefined };
+    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector, words: undefined };
+    const words = n.type === "module" ? fileWords(n.file_path) : undefined;
+    return { n, ...nodeDocuments(n, children.get(n.id) ?? [], words), vector: undefined, words };
   });
   const reusable = await store.vectors(texts.flatMap((t) => {
     const prev = prevHashes.get(t.n.id);
@@ -666,11 +667,11 @@ async function embedNodes(
   const delta: BuildDelta["nodes"] = [];
   const toEmbed: { i: number; text: string }[] = [];
   let embedded = 0;
-  for (const { n, text, lexical, hash, vector } of texts) {
+  for (const { n, text, lexical, hash, vector, words } of texts) {
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
     // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? fileWords(n.file_path) : undefined });
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: words });
     if (!reused) embedded++;
     if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }

@@ -13,6 +13,7 @@ import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
+import { fileRoles } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
@@ -368,6 +369,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           parse_failed: sortedJson(scan.parseFailed),
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
+          file_roles: sortedJson(graph.resolver ? fileRoles(graph.resolver.fileFacts()) : fileRoles([...scan.current].map((path) => ({ path, copyMark: false, defs: [] })))),
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
+import { hasCopyMark } from "./file-role.js";
 import { countTokens } from "../../shared/tokens.js";
 import type { LanguageSpec } from "./languages/language.js";
 import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
@@ -244,6 +245,7 @@ export class Extractor {
       imports: spec.imports(root),
       tokens: countTokens(source),
       ...(tooDeep ? { tooDeep } : {}),
+      ...(hasCopyMark(source) ? { copyMark: true } : {}),
     };
   }
 }

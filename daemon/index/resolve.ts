@@ -160,6 +160,11 @@ export class GraphResolver {
     return this.nodes.get(id)?.file;
   }
 
+  /** Each file's definitions (kind and qualified name) and copy mark: what file roles are told from (file-role.ts). */
+  fileFacts(): { path: string; copyMark: boolean; defs: string[] }[] {
+    return [...this.files.values()].map((st) => ({ path: st.ex.path, copyMark: !!st.ex.copyMark, defs: st.ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) }));
+  }
+
   /** Every node, lean: what clustering and naming need. */
   nodeList(): { id: string; name: string; type: string; file_path: string }[] {
     return [...this.nodes].map(([id, n]) => ({ id, name: n.name, type: n.type, file_path: n.file }));

@@ -60,6 +60,8 @@ export interface FileExtract {
   tokens: number;
   /** Definitions left out for being nested deeper than MAX_DEF_DEPTH (extract.ts); the build lists the file as `too_deep`. */
   tooDeep?: number;
+  /** Its first lines say it was generated from other files (an amalgamation): see file-role.ts. */
+  copyMark?: boolean;
 }
 
 /** A node of the code graph as stored and served. */

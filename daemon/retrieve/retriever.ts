@@ -1,6 +1,7 @@
 import { log } from "../../shared/log.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
+import type { FileRole } from "../index/file-role.js";
 import { seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
@@ -75,6 +76,19 @@ const FILE_REPEAT = 0.7;
 export const TEST_FACTOR = 0.5;
 
 /**
+ * Hits in files that copy or serve the project's code rather than being it (file-role.ts: generated
+ * copies, vendored code, benchmarks, build scripts) rank below its own source, as tests do, unless the
+ * question asks for that kind of file or names the hit. Not measured on the benchmark: TEST_FACTOR's value.
+ */
+export const ROLE_FACTOR = TEST_FACTOR;
+const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
+  "generated-copy": /amalgamat|single[- ]?header|single_include|generated/i,
+  vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
+  bench: /\bbench/i,
+  "build-script": /\bbuild\b|setup\.py|build\.rs/i,
+};
+
+/**
  * The warm, read-only view of one index used to answer questions: the catalog (ranking metadata of
  * every node), the graph's adjacency, communities and file rows stay in memory; lexical and vector
  * candidates and code come from the store, whatever its backend.
@@ -95,6 +109,21 @@ export class Retriever {
   files = new Map<string, FileRow>();
   /** Which files are test code (the project's `[index] test_patterns` set by the engine). */
   isTest: TestClassifier = testClassifier();
+  private roles?: { of: Record<string, string>; map: Record<string, FileRole> };
+
+  /** A file's role as the last build recorded it (meta `file_roles`). */
+  roleOf(file: string): FileRole {
+    if (this.roles?.of !== this.meta) {
+      let map: Record<string, FileRole> = {};
+      try {
+        map = JSON.parse(this.meta.file_roles ?? "{}");
+      } catch {
+        // an index from before roles: every file is source
+      }
+      this.roles = { of: this.meta, map };
+    }
+    return this.roles.map[file] ?? "source";
+  }
 
   /** Parts still loading after a quick open (`background`): answers go on without them and say so. */
   readonly warming = new Set<string>();
@@ -455,6 +484,10 @@ export class Retriever {
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
     if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path) && !named.has(h.node.id)) h.score *= TEST_FACTOR;
+    for (const h of scores.values()) {
+      const role = this.roleOf(h.node.file_path);
+      if (role !== "source" && !named.has(h.node.id) && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
+    }
     const sorted = [...scores.values()].sort(byScore);
     return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }

@@ -528,6 +528,12 @@ export class GraphResolver {
       }
       add(ex.path, target, "imports");
     }
+    for (const d of ex.declares ?? []) {
+      // A prototype joins its definition elsewhere; one defined here (declared first) needs no edge.
+      if (fi.topLevel.has(d.name)) continue;
+      const target = this.resolveName(fi, d.name);
+      if (target && this.nodes.get(target)?.file !== ex.path) add(ex.path, target, "declares");
+    }
     const { selfNames, implicitSelf } = fi.spec;
     for (const c of ex.calls) {
       const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;

@@ -81,6 +81,8 @@ export const TEST_FACTOR = 0.5;
  * question asks for that kind of file or names the hit. Not measured on the benchmark: TEST_FACTOR's value.
  */
 export const ROLE_FACTOR = TEST_FACTOR;
+/** C and C++ headers: the files whose prototypes declare definitions elsewhere. */
+const HEADER = /\.(h|hh|hpp|hxx|h\+\+)$/i;
 const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   "generated-copy": /amalgamat|single[- ]?header|single_include|generated/i,
   vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
@@ -110,6 +112,19 @@ export class Retriever {
   /** Which files are test code (the project's `[index] test_patterns` set by the engine). */
   isTest: TestClassifier = testClassifier();
   private roles?: { of: Record<string, string>; map: Record<string, FileRole> };
+
+  /** Candidates declared by candidate C/C++ headers (`declares` edges), with the best declaring header's score. */
+  private async declaredScores(scores: Map<string, Hit>): Promise<Map<MemNode, number>> {
+    const out = new Map<MemNode, number>();
+    const headers = [...scores.values()].filter((h) => h.node.type === "module" && HEADER.test(h.node.file_path));
+    if (headers.length === 0) return out;
+    for (const e of await this.store.neighbors(headers.map((h) => h.node.id))) {
+      const def = e.type === "declares" && scores.has(e.target) ? this.byId.get(e.target) : undefined;
+      const s = scores.get(e.source)?.score ?? 0;
+      if (def && s > (out.get(def) ?? 0)) out.set(def, s);
+    }
+    return out;
+  }
 
   /** A file's role as the last build recorded it (meta `file_roles`). */
   roleOf(file: string): FileRole {
@@ -413,6 +428,9 @@ export class Retriever {
     const fileScore = new Map(files.map((f) => [f.node.file_path, FILE_WEIGHT * f.score]));
     for (const h of scores.values()) h.score += fileScore.get(h.node.file_path) ?? 0;
     for (const f of files) if (!scores.has(f.node.id)) add(f.node, fileScore.get(f.node.file_path)!, "file");
+    // A header's evidence (its prototypes and their comments) counts for the definitions it declares in
+    // other files (`declares` edges) that the question found too: the definitions rank, the header stays.
+    for (const [def, s] of await this.declaredScores(scores)) add(def, s, "declared");
 
     // An identifier the question names (`wait_for`, `Response.Write`, `textwrap.dedent`) is the strongest
     // signal it gives: named nodes gain a share of the best fused score on top of their own.

@@ -19,8 +19,12 @@ const C_SHARED = `
 (call_expression function: (field_expression argument: (_) @call.receiver field: (field_identifier) @call.name)) @call
 `;
 
+/** A prototype: a function declared here and defined elsewhere (`@decl` on its name). */
+const PROTOTYPE = `(declaration declarator: ${declarators("(identifier) @decl", false)})`;
+
 const C_QUERY = `
 (function_definition declarator: ${declarators("(identifier) @name", false)}) @def.function
+${PROTOTYPE}
 ${C_SHARED}`;
 
 const MEMBER_NAME = "[(identifier) (destructor_name) (operator_name)]";
@@ -34,6 +38,7 @@ const CPP_QUERY = `
 (call_expression function: (qualified_identifier scope: (_) @call.receiver name: (identifier) @call.name)) @call
 (call_expression function: (template_function name: (identifier) @call.name)) @call
 (new_expression type: (type_identifier) @call.name) @call
+${PROTOTYPE}
 ${C_SHARED}`;
 
 /** The comment above a definition, or above the template or declaration holding it. */

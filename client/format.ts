@@ -49,7 +49,7 @@ export function formatSearch(r: Record<string, any>): string {
   return r.results
     .map(
       (x: any) =>
-        `${x.score.toFixed(4)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.qualified_name} (${x.type}${x.is_test ? ", test" : ""})${x.description ? `\n        ${x.description}` : ""}` +
+        `${x.score.toFixed(4)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.qualified_name} (${x.type}${x.is_test ? ", test" : ""}${x.role ? `, ${x.role}` : ""})${x.description ? `\n        ${x.description}` : ""}` +
         (x.also ?? []).map((y: any) => `\n        also ${y.qualified_name} (${y.type}) :${y.line_start}-${y.line_end}`).join(""),
     )
     .join("\n");

@@ -304,6 +304,7 @@ export class ProjectEngine {
         description: h.node.description,
         via: h.via,
         is_test: r.isTest(h.node.file_path),
+        ...(r.roleOf(h.node.file_path) === "source" ? {} : { role: r.roleOf(h.node.file_path) }),
         ...(h.also ? { also: h.also.map((x) => ({ id: x.node.id, qualified_name: x.node.qualified_name, type: x.node.type, line_start: x.node.line_start, line_end: x.node.line_end, score: score(x.score) })) } : {}),
       })),
       freshness: await this.freshness(),

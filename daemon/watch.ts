@@ -36,7 +36,7 @@ export interface BatchRecord {
 
 export interface WatchStatus {
   ready: boolean;
-  /** Project-relative paths changed on disk and not yet rebuilt (the batch being built included). */
+  /** Project-relative paths changed on disk and not yet rebuilt (the batch being built and those of failed batches included). */
   pending: string[];
   building: boolean;
   batches: number;
@@ -53,6 +53,11 @@ export interface ProjectWatcher {
 /** An editor's save (write a temp file, rename it over) arrives within a few ms; later edits join the next batch. */
 const DEFAULT_QUIET_MS = 60;
 const DEFAULT_MAX_DELAY_MS = 2000;
+/**
+ * A failed batch's files are queued again this many times in a row; then they wait, still pending
+ * (the index reads stale), for the next event to bring them into a batch again.
+ */
+const BATCH_RETRIES = 2;
 
 /** Settings whose edits change what is indexed (codemem.toml, at the root) or how imports resolve (module aliases, per package). */
 /** Decides, for paths chokidar reports, whether they can matter to the index. */
@@ -135,6 +140,9 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   let running: Promise<void> | undefined;
   /** The files of the batch being built. */
   let inFlight: string[] = [];
+  /** Files of batches that failed more than BATCH_RETRIES times in a row: not indexed, so still pending. */
+  const failed = new Set<string>();
+  let failures = 0;
   let closed = false;
   let ready = false;
   let batches = 0;
@@ -174,11 +182,17 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
         target.markChanged();
         const r = await target.build({ project_path: root }, { deferGraphFile: true, paths: files });
         await target.recordWatchBatch?.(files);
+        failures = 0;
+        for (const f of files) failed.delete(f);
         rec = { files: files.length, changed: r.files_changed, removed: r.files_removed, ms: Math.round(performance.now() - started), at: new Date().toISOString() };
         log.info("watch batch", { files: files.length, sample: files.slice(0, 5), changed: r.files_changed, removed: r.files_removed, reclustered: !!r.reclustered, ms: rec.ms });
       } catch (err) {
         rec = { files: files.length, changed: 0, removed: 0, ms: Math.round(performance.now() - started), at: new Date().toISOString(), error: (err as Error).message };
-        log.warn("watch batch failed", { files: files.length, error: rec.error, ms: rec.ms });
+        failures++;
+        const retry = failures <= BATCH_RETRIES;
+        // Never dropped: queued again, or kept pending until an event brings them back.
+        for (const f of files) (retry ? pending : failed).add(f);
+        log.warn("watch batch failed", { files: files.length, error: rec.error, ms: rec.ms, retry, failures });
       }
       batches++;
       lastBatch = rec;
@@ -203,6 +217,8 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
     // file that lost its `#!` line: it stays indexed until the next full build.
     else if (isScriptName(base) && (languageOfScript(abs) || !fs.existsSync(abs))) pending.add(rel);
     else return;
+    for (const f of failed) pending.add(f);
+    failed.clear();
     target.markChanged();
     if (!firstEventAt) firstEventAt = Date.now();
     schedule();
@@ -221,7 +237,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
 
   return {
     ready: readyP,
-    status: () => ({ ready, pending: [...new Set([...pending, ...inFlight])].sort(), building: running !== undefined, batches, last_batch: lastBatch }),
+    status: () => ({ ready, pending: [...new Set([...pending, ...inFlight, ...failed])].sort(), building: running !== undefined, batches, last_batch: lastBatch }),
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -51,6 +51,10 @@ export const SearchResult = z.object({
   /** Which rankers found it: lexical, vector, graph, synapse. */
   via: z.array(z.string()),
   is_test: z.boolean().describe("Test code (by the language's conventions and [index] test_patterns); ranked below implementation unless the query is about tests"),
+  role: z
+    .enum(["source", "generated-copy", "vendored", "bench", "build-script"])
+    .optional()
+    .describe("What the file is when not the project's own source: a generated copy (amalgamation), vendored code, a benchmark or a build script; ranked below source unless asked for"),
   also: z
     .array(z.object({ id: z.string(), qualified_name: z.string(), type: z.string(), line_start: z.number().int(), line_end: z.number().int(), score: z.number() }))
     .optional()
@@ -61,9 +65,9 @@ export const SkippedFile = z.object({ path: z.string(), reason: z.string(), deta
 
 export const UnsupportedFiles = z
   .array(z.object({ extension: z.string(), language: z.string(), files: z.number().int() }))
-  .describe("Source files in languages the code graph does not read, by extension (\"42 .m files: Objective-C is not indexed\")");
+  .describe("Source files in languages the code graph does not read, by extension (\"42 .erl files: Erlang is not indexed\")");
 
-/** "42 .m files: Objective-C is not indexed; 3 .rb files: Ruby is not indexed" (empty when there are none). */
+/** "42 .erl files: Erlang is not indexed; 3 .pl files: Perl is not indexed" (empty when there are none). */
 export function describeUnsupported(list: z.infer<typeof UnsupportedFiles> | undefined): string {
   return (list ?? []).map((u) => `${u.files.toLocaleString("en-US")} ${u.extension} file${u.files === 1 ? "" : "s"}: ${u.language} is not indexed`).join("; ");
 }

@@ -13,6 +13,7 @@ import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
+import { fileRoles } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
@@ -26,7 +27,7 @@ import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
 /** Version of what a build derives from the files; an index of another version is rebuilt whole. */
-export const INDEX_VERSION = "4";
+export const INDEX_VERSION = "5";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";
@@ -283,7 +284,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
         graph = { nodes: ext.nodes, touched: new Set([...previous.keys(), ...scan.current]), ...diffEdgeLists(oldEdges, ext.edges), nodeCount: ext.nodes.length, edgeCount: ext.edges.length };
         ({ communityOf, communities } = ext);
       } else {
-        graph = await resolveChanges({ cfg, store, pool, warm, force, storedTsPaths: stored.ts_paths, tsPaths, tsConfigs, fresh, removed, previous, redact });
+        graph = await resolveChanges({ store, warm, force, storedTsPaths: stored.ts_paths, tsPaths, tsConfigs, fresh, removed, previous });
         // The nodes the touched files had: their vectors may be reused, and those gone leave their community.
         if (!force) prevHashes = await store.nodeHashes([...graph.touched]);
         const prev = force || opts.optimize ? undefined : warm ? { communityOf: warm.communityOf, communities: warm.communities } : await storedCommunities(store);
@@ -368,6 +369,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           parse_failed: sortedJson(scan.parseFailed),
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
+          file_roles: sortedJson(graph.resolver ? fileRoles(graph.resolver.fileFacts()) : fileRoles([...scan.current].map((path) => ({ path, copyMark: false, defs: [] })))),
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
@@ -574,9 +576,7 @@ function changedInGraph(graph: GraphChange, removed: string[]): Set<string> {
  * aliases, resolve every file and compare with the stored edges instead.
  */
 async function resolveChanges(a: {
-  cfg: ResolvedConfig;
   store: IndexStore;
-  pool: ParsePool;
   warm: BuildCache | undefined;
   force: boolean;
   storedTsPaths: string | undefined;
@@ -585,7 +585,6 @@ async function resolveChanges(a: {
   fresh: Map<string, FileExtract>;
   removed: string[];
   previous: Map<string, FileRow>;
-  redact: boolean;
 }): Promise<GraphChange> {
   const aliasesChanged = a.storedTsPaths !== a.tsPaths;
   const whole = a.force || aliasesChanged;
@@ -599,12 +598,17 @@ async function resolveChanges(a: {
   const delta = resolver.update([...a.fresh.values()], whole ? [] : a.removed);
   const touched = new Set([...a.fresh.keys(), ...a.removed]);
   const nodes = delta.nodes;
-  // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten.
+  // Methods whose receiver type moved to another file: their unchanged files' nodes are rewritten,
+  // as the index holds those files (the disk may have moved on: a checkout whose other events are
+  // still queued; its new text is the next batch's).
   const moved = [...new Set([...delta.parentUpdates.keys()].map((id) => resolver!.fileOf(id)!))].filter((p) => !touched.has(p));
   if (moved.length) {
-    const texts = moved.map((p) => ({ path: p, language: (a.previous.get(p)?.language ?? languageForPath(p)!.id) as FileExtract["language"], source: indexedText(fs.readFileSync(`${a.cfg.root}/${p}`, "utf8"), p, a.redact) }));
-    for (const ex of (await a.pool.extractAll(texts)).extracts) {
-      nodes.push(...resolver.recordsOf(ex));
+    const rows = await a.store.nodeHashes(moved);
+    for (const ex of await a.store.extracts(moved)) {
+      for (const n of resolver.recordsOf(ex)) {
+        const rowid = n.type === "module" ? undefined : rows.get(n.id)?.rowid;
+        nodes.push(rowid === undefined ? n : { ...n, code: await a.store.code(rowid) });
+      }
       touched.add(ex.path);
     }
   }
@@ -654,8 +658,9 @@ async function embedNodes(
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
     const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
-    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector };
-    return { n, ...nodeDocuments(n, children.get(n.id) ?? []), vector: undefined };
+    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector, words: undefined };
+    const words = n.type === "module" ? fileWords(n.file_path) : undefined;
+    return { n, ...nodeDocuments(n, children.get(n.id) ?? [], words), vector: undefined, words };
   });
   const reusable = await store.vectors(texts.flatMap((t) => {
     const prev = prevHashes.get(t.n.id);
@@ -664,11 +669,11 @@ async function embedNodes(
   const delta: BuildDelta["nodes"] = [];
   const toEmbed: { i: number; text: string }[] = [];
   let embedded = 0;
-  for (const { n, text, lexical, hash, vector } of texts) {
+  for (const { n, text, lexical, hash, vector, words } of texts) {
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
     // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: n.type === "module" ? fileWords(n.file_path) : undefined });
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: words });
     if (!reused) embedded++;
     if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }

@@ -7,18 +7,38 @@ import type { FileExtract } from "./types.js";
 /** The fields of a node its documents are made of. */
 type DocFields = Pick<NodeRecord, "name" | "qualified_name" | "type" | "signature" | "docstring" | "file_path" | "code">;
 
-/** A node's documents: its embedding text, lexical fields and their hash (its code's identifiers read once for both). */
-export function nodeDocuments(n: DocFields, childNames: string[]): { text: string; lexical: LexicalFields; hash: string } {
-  const identifiers = n.type === "module" ? [] : identifiersOf(n.code, 80);
+/** A module of fewer definitions is a script (commands, not functions): its own words say what it does. */
+export const SCRIPT_MAX_DEFS = 3;
+/** Distinct words of a script's text its module's documents carry (its comments, messages and commands, in order). */
+const SCRIPT_WORDS = 150;
+
+/**
+ * A node's documents: its embedding text, lexical fields and their hash (its code's identifiers read
+ * once for both). `fileWords`: a module's file words, of which a script's module carries the first.
+ */
+export function nodeDocuments(n: DocFields, childNames: string[], fileWords = ""): { text: string; lexical: LexicalFields; hash: string } {
+  const identifiers = n.type === "module" ? scriptWords(childNames, fileWords) : identifiersOf(n.code, 80);
   const text = embeddingText(n, childNames, identifiers.slice(0, 40));
   const lexical = lexicalFields(n, childNames, identifiers);
   return { text, lexical, hash: textHash(text, lexical) };
 }
 
-/** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers (its code's first 40). */
+/** The content words a module's documents carry: a script's first distinct words, none for a module of definitions (their names say it). */
+function scriptWords(childNames: string[], fileWords: string): string[] {
+  if (childNames.length >= SCRIPT_MAX_DEFS || !fileWords) return [];
+  const out = new Set<string>();
+  for (const w of fileWords.split(" ")) {
+    if (w.length < 2) continue;
+    out.add(w);
+    if (out.size >= SCRIPT_WORDS) break;
+  }
+  return [...out];
+}
+
+/** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers (its code's first 40; a module's definitions, and a script's first words). */
 export function embeddingText(n: DocFields, childNames: string[], identifiers?: string[]): string {
   const doc = n.docstring.split(/\n\s*\n/)[0].slice(0, 400);
-  const body = n.type === "module" ? childNames.slice(0, 60).join(" ") : (identifiers ?? identifiersOf(n.code, 40)).join(" ");
+  const body = n.type === "module" ? [...childNames.slice(0, 60), ...(identifiers ?? [])].join(" ") : (identifiers ?? identifiersOf(n.code, 40)).join(" ");
   // The name twice: what a thing is called is the strongest signal of what it does.
   return `${n.name} ${n.name} ${n.qualified_name} | ${n.type} | ${n.signature} | ${doc} | ${n.file_path} | ${body}`;
 }
@@ -32,7 +52,7 @@ function lexicalFields(n: DocFields, childNames: string[], identifiers: string[]
     signature: words(n.signature),
     doc: n.docstring.slice(0, 2000),
     path: words(n.file_path.replace(/\.[^./]+$/, "")),
-    body: n.type === "module" ? words(childNames.join(" ")) : words(identifiers.join(" ")),
+    body: n.type === "module" ? words([...childNames, ...identifiers].join(" ")) : words(identifiers.join(" ")),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
+import { hasCopyMark } from "./file-role.js";
 import { countTokens } from "../../shared/tokens.js";
 import type { LanguageSpec } from "./languages/language.js";
 import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
@@ -81,11 +82,13 @@ export class Extractor {
     const defined = new Map<number, { pattern: number; at: number }>();
     const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
     const locals: { start: number; name: string; type: string }[] = [];
+    const declares: { name: string; line: number }[] = [];
     for (const m of query.matches(root)) {
       let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
       let localName: TSNode | undefined, localType: TSNode | undefined;
       for (const c of m.captures) {
-        if (c.name.startsWith("def.")) {
+        if (c.name === "decl") declares.push({ name: c.node.text, line: c.node.startPosition.row + 1 });
+        else if (c.name.startsWith("def.")) {
           def = c.node;
           kind = c.name.slice(4);
         } else if (c.name === "name") name = c.node;
@@ -244,6 +247,8 @@ export class Extractor {
       imports: spec.imports(root),
       tokens: countTokens(source),
       ...(tooDeep ? { tooDeep } : {}),
+      ...(hasCopyMark(source) ? { copyMark: true } : {}),
+      ...(declares.length ? { declares } : {}),
     };
   }
 }

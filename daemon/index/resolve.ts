@@ -160,15 +160,24 @@ export class GraphResolver {
     return this.nodes.get(id)?.file;
   }
 
+  /** Each file's definitions (kind and qualified name) and copy mark: what file roles are told from (file-role.ts). */
+  fileFacts(): { path: string; copyMark: boolean; defs: string[] }[] {
+    return [...this.files.values()].map((st) => ({ path: st.ex.path, copyMark: !!st.ex.copyMark, defs: st.ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) }));
+  }
+
   /** Every node, lean: what clustering and naming need. */
   nodeList(): { id: string; name: string; type: string; file_path: string }[] {
     return [...this.nodes].map(([id, n]) => ({ id, name: n.name, type: n.type, file_path: n.file }));
   }
 
-  /** Nodes of a file already resolved, complete, from a full extract of its current content (with code). */
+  /** Nodes of a file already resolved, complete, from an extract of the content it was resolved from. */
   recordsOf(ex: FileExtract): NodeRecord[] {
     const st = this.files.get(ex.path);
     if (!st) throw new Error(`${ex.path} is not resolved`);
+    // Another version of the file would pair its definitions with the wrong ids (or none).
+    if (ex.defs.length !== st.ex.defs.length || ex.defs.some((d, i) => d.qualifiedName !== st.ex.defs[i].qualifiedName)) {
+      throw new Error(`${ex.path}: its extract is not of the content it was resolved from`);
+    }
     return this.nodeRecords(st, ex);
   }
 
@@ -518,6 +527,12 @@ export class GraphResolver {
         if (file && files.includes(file)) target = file;
       }
       add(ex.path, target, "imports");
+    }
+    for (const d of ex.declares ?? []) {
+      // A prototype joins its definition elsewhere; one defined here (declared first) needs no edge.
+      if (fi.topLevel.has(d.name)) continue;
+      const target = this.resolveName(fi, d.name);
+      if (target && this.nodes.get(target)?.file !== ex.path) add(ex.path, target, "declares");
     }
     const { selfNames, implicitSelf } = fi.spec;
     for (const c of ex.calls) {

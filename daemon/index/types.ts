@@ -1,6 +1,7 @@
 /** Shapes produced by extraction and stored in the index. */
 export type NodeKind = "module" | "function" | "method" | "class" | "interface" | "struct" | "type" | "enum";
-export type EdgeKind = "calls" | "imports" | "contains" | "inherits";
+/** `declares`: a C/C++ file's prototype of a function defined in another file (header → definition). */
+export type EdgeKind = "calls" | "imports" | "contains" | "inherits" | "declares";
 export type LanguageId = "python" | "typescript" | "tsx" | "javascript" | "go" | "rust" | "java" | "c" | "cpp" | "ruby" | "php" | "csharp" | "kotlin" | "swift" | "scala" | "lua" | "dart" | "bash" | "zig" | "elixir" | "haskell";
 
 /** A definition found in one file, before cross-file resolution. */
@@ -60,6 +61,10 @@ export interface FileExtract {
   tokens: number;
   /** Definitions left out for being nested deeper than MAX_DEF_DEPTH (extract.ts); the build lists the file as `too_deep`. */
   tooDeep?: number;
+  /** Functions the file declares without defining them (C/C++ prototypes): names and lines. */
+  declares?: { name: string; line: number }[];
+  /** Its first lines say it was generated from other files (an amalgamation): see file-role.ts. */
+  copyMark?: boolean;
 }
 
 /** A node of the code graph as stored and served. */

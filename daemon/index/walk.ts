@@ -20,12 +20,68 @@ export const ALWAYS_EXCLUDED_DIRS = new Set([
   ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".next", ".nuxt", ".svelte-kit",
   ".turbo", ".cache", ".gradle", "coverage", "site-packages", "codegraph-out", ".codemem", ".idea",
 ]);
-/** Build output directories: excluded at the project root and next to a package manifest. */
+/**
+ * Names of build output directories: at the project root or next to a package manifest, one is left
+ * out when its content says it is output (buildOutputOf); one of real source (luarocks' `build/` of
+ * Lua build backends, a `bin/` of scripts) is indexed.
+ */
 export const BUILD_OUTPUT_DIRS = new Set(["dist", "build", "out", "target", ".build", "bin", "obj", "lib-cov"]);
 const MANIFESTS = ["package.json", "Cargo.toml", "pyproject.toml", "setup.py", "pom.xml", "build.gradle", "go.mod", "tsconfig.json"];
+/** Files a build system leaves in its output (CMake, Cargo's CACHEDIR.TAG, Ninja, autoconf, MSBuild, tsc). */
+const BUILD_MARKERS = new Set(["CMakeCache.txt", "CMakeFiles", "CACHEDIR.TAG", ".rustc_info.json", "build.ninja", ".ninja_log", "config.status", "config.log", "tsconfig.tsbuildinfo"]);
+/** Files only builds write: objects, libraries, binaries, compiled classes and bytecode, source maps, emitted declarations, bundles (`bundle.js`, `app.min.js`). */
+const BUILD_ARTIFACT = /\.(o|obj|a|lib|so|dylib|dll|exe|pdb|class|jar|war|pyc|pyo|rlib|rmeta|wasm|map|tsbuildinfo|d\.ts)$|(^|\.)(min|bundle)\.js$/i;
+/** Entries of an output directory read before deciding: a large tree is decided by its first ones. */
+const BUILD_SCAN_ENTRIES = 2000;
 
-/** `too_deep`: indexed, but its definitions nested deeper than MAX_DEF_DEPTH are left out. */
-export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside" | "too_deep";
+/** `too_deep`: indexed, but its definitions nested deeper than MAX_DEF_DEPTH are left out. `build_output`: a directory. */
+export type SkipReason = "excluded" | "gitignored" | "too_large" | "binary" | "generated" | "minified" | "unreadable" | "symlink_outside" | "too_deep" | "build_output";
+
+/**
+ * Why a directory is build output, from what it holds (a build marker, an artifact, no source file
+ * at all), or undefined when it holds source and no sign of a build. Remembered by the directory's
+ * mtime: the watcher asks for every path under it.
+ */
+export function buildOutputOf(abs: string): string | undefined {
+  // Beside a tsconfig.json, JavaScript is what tsc emits.
+  const emitsJs = fs.existsSync(path.join(path.dirname(abs), "tsconfig.json"));
+  let mtime: number;
+  try {
+    mtime = fs.statSync(abs).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  const known = buildOutputSeen.get(abs);
+  if (known && known.mtime === mtime && known.emitsJs === emitsJs) return known.reason;
+  const reason = inspectOutputDir(abs, emitsJs);
+  buildOutputSeen.set(abs, { mtime, emitsJs, reason });
+  return reason;
+}
+const buildOutputSeen = new Map<string, { mtime: number; emitsJs: boolean; reason: string | undefined }>();
+
+function inspectOutputDir(root: string, emitsJs: boolean): string | undefined {
+  const queue = [root];
+  let seen = 0;
+  let source = false;
+  while (queue.length && seen < BUILD_SCAN_ENTRIES) {
+    const dir = queue.shift()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (++seen > BUILD_SCAN_ENTRIES) break;
+      if (BUILD_MARKERS.has(e.name)) return `build marker ${e.name}`;
+      if (e.isDirectory()) {
+        if (!ALWAYS_EXCLUDED_DIRS.has(e.name)) queue.push(path.join(dir, e.name));
+      } else if (BUILD_ARTIFACT.test(e.name) || (emitsJs && /\.[cm]?js$/.test(e.name))) return `build artifact ${path.relative(root, path.join(dir, e.name)).split(path.sep).join("/")}`;
+      else if (!source && e.isFile()) source = !!languageForPath(e.name) || (isScriptName(e.name) && !!languageOfScript(path.join(dir, e.name)));
+    }
+  }
+  return source ? undefined : "no source files";
+}
 
 export interface Candidate {
   path: string; // project-relative POSIX
@@ -79,15 +135,23 @@ export function compileExcludes(patterns: string[]): (rel: string, isDir: boolea
 /** A reusable filter for "would this path be indexed", shared by build and the watcher. */
 export function makePathFilter(cfg: ResolvedConfig) {
   const excluded = compileExcludes(cfg.build.excludePatterns);
-  return {
-    dirExcluded(rel: string, parentAbs: string): boolean {
+  const filter = {
+    /** Left out by name: always-excluded directories and `exclude_patterns`. */
+    dirNamedExcluded(rel: string): boolean {
+      return ALWAYS_EXCLUDED_DIRS.has(rel.slice(rel.lastIndexOf("/") + 1)) || excluded(rel, true);
+    },
+    /** Why a directory named as build output (at the root, or beside a manifest) is build output by its content. */
+    buildOutput(rel: string, parentAbs: string): string | undefined {
       const base = rel.slice(rel.lastIndexOf("/") + 1);
-      if (ALWAYS_EXCLUDED_DIRS.has(base)) return true;
-      if (BUILD_OUTPUT_DIRS.has(base) && (!rel.includes("/") || MANIFESTS.some((m) => fs.existsSync(path.join(parentAbs, m))))) return true;
-      return excluded(rel, true);
+      if (!BUILD_OUTPUT_DIRS.has(base) || (rel.includes("/") && !MANIFESTS.some((m) => fs.existsSync(path.join(parentAbs, m))))) return undefined;
+      return buildOutputOf(path.join(parentAbs, base));
+    },
+    dirExcluded(rel: string, parentAbs: string): boolean {
+      return filter.dirNamedExcluded(rel) || filter.buildOutput(rel, parentAbs) !== undefined;
     },
     fileExcluded: (rel: string) => excluded(rel, false),
   };
+  return filter;
 }
 
 /** Walks the project and lists the source files to index, with the reason for each file left out. */
@@ -130,8 +194,13 @@ export function discover(cfg: ResolvedConfig): Discovery {
         }
       }
       if (isDir) {
-        if (filter.dirExcluded(rel, dirAbs)) continue;
+        if (filter.dirNamedExcluded(rel)) continue;
         if (isIgnored(ignores, rel, true)) continue;
+        const output = filter.buildOutput(rel, dirAbs);
+        if (output) {
+          skipped.push({ path: rel, reason: "build_output", detail: output });
+          continue;
+        }
         const own = loadGitignore(abs, rel);
         walk(abs, rel, own ? [...ignores, own] : ignores);
       } else if (isFile) {

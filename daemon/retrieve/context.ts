@@ -107,7 +107,9 @@ function firstParagraph(doc: string, maxChars: number): string {
  * A file's entry lists what it defines, the question's hits first (by `rank`, with their lines), then the rest in line order.
  */
 async function renderEntry(r: Retriever, n: MemNode, detail: number, codeBudget: number, focus: LineFocus, rank: Map<string, number>): Promise<string> {
-  const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}`;
+  const role = r.roleOf(n.file_path);
+  // A copy, vendored code, a benchmark or a build script says so: the reader should not take it for the project's own source.
+  const head = `### ${n.file_path}:${n.line_start}-${n.line_end} ${n.type === "module" ? "(file)" : `${n.qualified_name} (${n.type})`}${role === "source" ? "" : ` [${role}]`}`;
   if (detail === 0) return head;
   const doc = firstParagraph(n.docstring, detail === 2 ? 300 : 160);
   if (n.type === "module") {

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { fileStamps, sizeStamp } from "../../shared/paths.js";
 import type { FreshnessT } from "../../shared/schemas.js";
-import { discover } from "../index/walk.js";
+import { discover, isSettingsPath } from "../index/walk.js";
 import { walkApart, type WalkedFile } from "../index/walk-thread.js";
 import type { Retriever } from "./retriever.js";
 
@@ -83,6 +83,7 @@ export class Freshness {
   private differFromIndex(r: Retriever, files: string[]): string[] {
     if (files.length === 0) return files;
     const leftOut = fileStamps(r.meta.content_skipped);
+    const builtAt = Date.parse(r.meta.built_at ?? "") || 0;
     return files.filter((rel) => {
       const prev = r.files.get(rel);
       let st: fs.Stats;
@@ -91,7 +92,9 @@ export class Freshness {
       } catch {
         return prev !== undefined; // gone: pending while the index still holds it
       }
-      // Settings files (codemem.toml, .gitignore) are in no index: pending until their batch.
+      // Settings files (codemem.toml, .gitignore, tsconfig.json) are in no index: one written before the
+      // last build was read by it (a checkout's), a later one is pending until its batch.
+      if (isSettingsPath(rel)) return st.mtimeMs > builtAt;
       if (!prev && !(rel in leftOut)) return true;
       return prev ? prev.size !== st.size || prev.mtime_ms !== st.mtimeMs : leftOut[rel] !== sizeStamp(st.size, st.mtimeMs);
     });

@@ -1,6 +1,7 @@
 import { log } from "../../shared/log.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
+import type { FileRole } from "../index/file-role.js";
 import { seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
@@ -75,6 +76,21 @@ const FILE_REPEAT = 0.7;
 export const TEST_FACTOR = 0.5;
 
 /**
+ * Hits in files that copy or serve the project's code rather than being it (file-role.ts: generated
+ * copies, vendored code, benchmarks, build scripts) rank below its own source, as tests do, unless the
+ * question asks for that kind of file or names the hit. Not measured on the benchmark: TEST_FACTOR's value.
+ */
+export const ROLE_FACTOR = TEST_FACTOR;
+/** C and C++ headers: the files whose prototypes declare definitions elsewhere. */
+const HEADER = /\.(h|hh|hpp|hxx|h\+\+)$/i;
+const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
+  "generated-copy": /amalgamat|single[- ]?header|single_include|generated/i,
+  vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
+  bench: /\bbench/i,
+  "build-script": /\bbuild\b|setup\.py|build\.rs/i,
+};
+
+/**
  * The warm, read-only view of one index used to answer questions: the catalog (ranking metadata of
  * every node), the graph's adjacency, communities and file rows stay in memory; lexical and vector
  * candidates and code come from the store, whatever its backend.
@@ -95,6 +111,34 @@ export class Retriever {
   files = new Map<string, FileRow>();
   /** Which files are test code (the project's `[index] test_patterns` set by the engine). */
   isTest: TestClassifier = testClassifier();
+  private roles?: { of: Record<string, string>; map: Record<string, FileRole> };
+
+  /** Candidates declared by candidate C/C++ headers (`declares` edges), with the best declaring header's score. */
+  private async declaredScores(scores: Map<string, Hit>): Promise<Map<MemNode, number>> {
+    const out = new Map<MemNode, number>();
+    const headers = [...scores.values()].filter((h) => h.node.type === "module" && HEADER.test(h.node.file_path));
+    if (headers.length === 0) return out;
+    for (const e of await this.store.neighbors(headers.map((h) => h.node.id))) {
+      const def = e.type === "declares" && scores.has(e.target) ? this.byId.get(e.target) : undefined;
+      const s = scores.get(e.source)?.score ?? 0;
+      if (def && s > (out.get(def) ?? 0)) out.set(def, s);
+    }
+    return out;
+  }
+
+  /** A file's role as the last build recorded it (meta `file_roles`). */
+  roleOf(file: string): FileRole {
+    if (this.roles?.of !== this.meta) {
+      let map: Record<string, FileRole> = {};
+      try {
+        map = JSON.parse(this.meta.file_roles ?? "{}");
+      } catch {
+        // an index from before roles: every file is source
+      }
+      this.roles = { of: this.meta, map };
+    }
+    return this.roles.map[file] ?? "source";
+  }
 
   /** Parts still loading after a quick open (`background`): answers go on without them and say so. */
   readonly warming = new Set<string>();
@@ -384,6 +428,9 @@ export class Retriever {
     const fileScore = new Map(files.map((f) => [f.node.file_path, FILE_WEIGHT * f.score]));
     for (const h of scores.values()) h.score += fileScore.get(h.node.file_path) ?? 0;
     for (const f of files) if (!scores.has(f.node.id)) add(f.node, fileScore.get(f.node.file_path)!, "file");
+    // A header's evidence (its prototypes and their comments) counts for the definitions it declares in
+    // other files (`declares` edges) that the question found too: the definitions rank, the header stays.
+    for (const [def, s] of await this.declaredScores(scores)) add(def, s, "declared");
 
     // An identifier the question names (`wait_for`, `Response.Write`, `textwrap.dedent`) is the strongest
     // signal it gives: named nodes gain a share of the best fused score on top of their own.
@@ -455,6 +502,10 @@ export class Retriever {
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
     if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path) && !named.has(h.node.id)) h.score *= TEST_FACTOR;
+    for (const h of scores.values()) {
+      const role = this.roleOf(h.node.file_path);
+      if (role !== "source" && !named.has(h.node.id) && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
+    }
     const sorted = [...scores.values()].sort(byScore);
     return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
   }

@@ -80,4 +80,39 @@ describe("a build that returns leaves the index current with the tree it read", 
       await engine.close();
     }
   }, 120_000);
+
+  it("a checkout's settings files (.gitignore, tsconfig.json) still queued are not pending once a build has read them", async () => {
+    const root = makeProject({ files: { "src/a.py": "def a():\n    return 1\n", "src/b.py": "def b():\n    return 2\n", ".gitignore": "*.log\n", "tsconfig.json": "{}\n" } });
+    const git = (...args: string[]) => execFileSync("git", ["-C", root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", ...args], { encoding: "utf8" });
+    git("init", "-q", "-b", "main");
+    git("add", "-A");
+    git("commit", "-q", "-m", "A");
+    const a = git("rev-parse", "HEAD").trim();
+    fs.writeFileSync(path.join(root, ".gitignore"), "*.log\nsrc/b.py\n");
+    fs.writeFileSync(path.join(root, "tsconfig.json"), '{ "compilerOptions": {} }\n');
+    git("add", "-A");
+    git("commit", "-q", "-m", "B");
+    const engine = await ProjectEngine.open(root, { sideEffects: false });
+    let watcher: ReturnType<typeof startWatcher> | undefined;
+    try {
+      await engine.build({ project_path: root });
+      watcher = startWatcher(engine, { quietMs: 600_000, maxDelayMs: 600_000 });
+      await watcher.ready;
+      const w = watcher;
+      engine.watchWith(() => w.status().pending);
+      git("checkout", "-q", a);
+      await waitFor("the checkout's events", () => w.status().pending.length === 2, 30_000);
+      await engine.build({ project_path: root });
+      expect(w.status().pending).toEqual([".gitignore", "tsconfig.json"]);
+      expect(await engine.freshness()).toMatchObject({ stale: false, pending_count: 0 });
+      // An edit of a settings file after the build is pending.
+      fs.appendFileSync(path.join(root, ".gitignore"), "*.tmp\n");
+      touchLater(path.join(root, ".gitignore"));
+      engine.markChanged();
+      expect(await engine.freshness()).toMatchObject({ stale: true, pending_files: [".gitignore"] });
+    } finally {
+      await watcher?.close();
+      await engine.close();
+    }
+  }, 120_000);
 });

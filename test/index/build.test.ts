@@ -243,6 +243,40 @@ describe("what gets indexed", () => {
   });
 });
 
+describe("build output directories", () => {
+  it("are told by content: source in a root build/ or bin/ is indexed, output is left out and listed with its reason", async () => {
+    const p = await open({
+      "tsconfig.json": "{}\n",
+      "src/cli.ts": "export function main(): number {\n  return runBuild();\n}\nexport function runBuild(): number {\n  return 1;\n}\n",
+      // luarocks keeps its Lua build backends in build/: source, no sign of a build.
+      "build/builtin.lua": "local builtin = {}\n\nfunction builtin.run(rockspec)\n  return compile_modules(rockspec)\nend\n\nfunction compile_modules(spec)\n  return spec\nend\n\nreturn builtin\n",
+      "bin/release": "#!/bin/sh\nrelease_tag() {\n  git tag \"$1\"\n}\nrelease_tag \"$@\"\n",
+      // CMake's build tree, Maven's classes, tsc's emitted JavaScript, a tree with no source at all.
+      "out/CMakeCache.txt": "CMAKE_BUILD_TYPE:STRING=Release\n",
+      "out/generated/config.c": "int config_version(void) { return 3; }\n",
+      "target/classes/App.class": Buffer.from([0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 52]),
+      "target/generated-sources/App.java": "class App { void run() {} }\n",
+      "dist/cli.js": "function main() { return runBuild(); }\n",
+      "obj/notes.txt": "scratch\n",
+    });
+    const r = await p.build();
+    const files = new Set(graph(p.root).nodes.map((n: any) => n.file_path));
+    expect([...files].sort()).toEqual(["bin/release", "build/builtin.lua", "src/cli.ts"]);
+    const outputs = r.skipped.filter((s: any) => s.reason === "build_output");
+    expect(outputs).toEqual([
+      { path: "dist", reason: "build_output", detail: "build artifact cli.js" },
+      { path: "obj", reason: "build_output", detail: "no source files" },
+      { path: "out", reason: "build_output", detail: "build marker CMakeCache.txt" },
+      { path: "target", reason: "build_output", detail: "build artifact classes/App.class" },
+    ]);
+    // A marker added later turns the directory into output at the next build.
+    p.write("build/CMakeCache.txt", "CMAKE_BUILD_TYPE:STRING=Debug\n");
+    const again = await p.build();
+    expect(again.skipped.find((s: any) => s.path === "build")).toMatchObject({ reason: "build_output", detail: "build marker CMakeCache.txt" });
+    expect(new Set(graph(p.root).nodes.map((n: any) => n.file_path)).has("build/builtin.lua")).toBe(false);
+  });
+});
+
 describe("incremental builds", () => {
   it("re-parses only changed files and removes deleted and renamed ones everywhere", async () => {
     const p = await open(PY_PROJECT);

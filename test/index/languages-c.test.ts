@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { builtFixture } from "./fixture.js";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * C and C++ on real code: Argon2's reference implementation (from the argon2 npm package), the
@@ -69,5 +69,26 @@ describe("C++ (bcrypt, node-tree-sitter)", () => {
     expect(edge("src/tree.h", "src/tree.cc::node_tree_sitter.Tree.Init", "contains")).toBe(false);
     expect(edge("src/tree.h::node_tree_sitter.Tree", "src/tree.cc::node_tree_sitter.Tree.Init", "contains")).toBe(true);
     expect(edge("src/tree.cc", "src/tree.h", "imports")).toBe(true); // "./tree.h"
+  });
+});
+
+describe("Objective-C read as C, Objective-C++ as C++", () => {
+  it("indexes the C functions and structs of .m and .mm files and their #imports, rather than reporting them unsupported", async () => {
+    const { result, node, edge } = await builtProject({
+      "Sources/Geometry.h": "typedef struct GeoPoint { double lat; double lon; } GeoPoint;\ndouble geo_distance(GeoPoint a, GeoPoint b);\n",
+      "Sources/Geometry.m":
+        '#import "Geometry.h"\n#import <Foundation/Foundation.h>\n\n/* Great-circle distance in metres. */\ndouble geo_distance(GeoPoint a, GeoPoint b) {\n  return haversine(a.lat, a.lon, b.lat, b.lon);\n}\n\nstatic double haversine(double a, double b, double c, double d) { return a + b + c + d; }\n\n@interface Tracker : NSObject\n- (void)start;\n@end\n\n@implementation Tracker\n- (void)start { }\n@end\n',
+      "Sources/Bridge.mm": '#import "Geometry.h"\n\nnamespace bridge {\nclass Router {\npublic:\n  double route(GeoPoint a, GeoPoint b) { return geo_distance(a, b); }\n};\n}\n',
+    });
+    expect(result.unsupported).toEqual([]);
+    expect(result.files_indexed).toBe(3);
+    expect(node("Sources/Geometry.m::geo_distance")).toMatchObject({ type: "function", language: "c", docstring: "Great-circle distance in metres." });
+    expect(node("Sources/Geometry.m::haversine")).toMatchObject({ type: "function" });
+    expect(edge("Sources/Geometry.m::geo_distance", "Sources/Geometry.m::haversine")).toBe(true);
+    expect(node("Sources/Bridge.mm::bridge.Router.route")).toMatchObject({ type: "method", language: "cpp" });
+    // `#import "x.h"` is an include.
+    expect(edge("Sources/Geometry.m", "Sources/Geometry.h", "imports")).toBe(true);
+    expect(edge("Sources/Bridge.mm", "Sources/Geometry.h", "imports")).toBe(true);
+    expect(edge("Sources/Bridge.mm::bridge.Router.route", "Sources/Geometry.m::geo_distance")).toBe(true);
   });
 });

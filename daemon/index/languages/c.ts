@@ -19,8 +19,12 @@ const C_SHARED = `
 (call_expression function: (field_expression argument: (_) @call.receiver field: (field_identifier) @call.name)) @call
 `;
 
+/** A prototype: a function declared here and defined elsewhere (`@decl` on its name). */
+const PROTOTYPE = `(declaration declarator: ${declarators("(identifier) @decl", false)})`;
+
 const C_QUERY = `
 (function_definition declarator: ${declarators("(identifier) @name", false)}) @def.function
+${PROTOTYPE}
 ${C_SHARED}`;
 
 const MEMBER_NAME = "[(identifier) (destructor_name) (operator_name)]";
@@ -34,6 +38,7 @@ const CPP_QUERY = `
 (call_expression function: (qualified_identifier scope: (_) @call.receiver name: (identifier) @call.name)) @call
 (call_expression function: (template_function name: (identifier) @call.name)) @call
 (new_expression type: (type_identifier) @call.name) @call
+${PROTOTYPE}
 ${C_SHARED}`;
 
 /** The comment above a definition, or above the template or declaration holding it. */
@@ -43,7 +48,11 @@ function docstring(def: TSNode): string {
   return leadingComment(holder);
 }
 
-/** `#include "x.h"` and `#include <x.h>`, wherever they stand (inside `#ifdef` too); the system form keeps its brackets. */
+/**
+ * `#include "x.h"` and `#include <x.h>`, wherever they stand (inside `#ifdef` too); the system form
+ * keeps its brackets. Objective-C's `#import` is no directive of these grammars: it parses as a
+ * `preproc_call` whose argument is the path.
+ */
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
   for (const inc of root.descendantsOfType("preproc_include")) {
@@ -52,7 +61,13 @@ function importsOf(root: TSNode): RawImport[] {
     const module = p.type === "system_lib_string" ? p.text : p.text.replace(/^"|"$/g, "");
     if (module) out.push({ module, names: [], line: inc!.startPosition.row + 1 });
   }
-  return out;
+  for (const call of root.descendantsOfType("preproc_call")) {
+    if (call?.childForFieldName("directive")?.text !== "#import") continue;
+    const arg = call.childForFieldName("argument")?.text.trim() ?? "";
+    const m = arg.match(/^"([^"]+)"|^(<[^>]+>)/);
+    if (m) out.push({ module: m[1] ?? m[2], names: [], line: call.startPosition.row + 1 });
+  }
+  return out.sort((a, b) => a.line - b.line);
 }
 
 
@@ -95,10 +110,16 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
 
 const common = { docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
 
-/** C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++: its grammar parses C declarations too, and C++ headers need it. */
+/**
+ * C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++:
+ * its grammar parses C declarations too, and C++ headers need it. No Objective-C grammar ships with
+ * our dependencies, so Objective-C (`.m`) is read as C and Objective-C++ (`.mm`) as C++: their C
+ * functions, structs, enums, typedefs, calls and `#import`s are indexed; `@interface` and
+ * `@implementation` blocks and their methods are not (the grammar skips them as errors).
+ */
 export const c: LanguageSpec = {
   id: "c",
-  extensions: [".c"],
+  extensions: [".c", ".m"],
   grammar: "tree-sitter-c/tree-sitter-c.wasm",
   query: C_QUERY,
   ...common,
@@ -107,7 +128,7 @@ export const c: LanguageSpec = {
 
 export const cpp: LanguageSpec = {
   id: "cpp",
-  extensions: [".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc", ".h"],
+  extensions: [".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc", ".h", ".mm"],
   grammar: "tree-sitter-cpp.wasm",
   query: CPP_QUERY,
   ...common,

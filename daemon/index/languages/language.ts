@@ -32,6 +32,8 @@ export interface ProjectView {
  *    `scope` for a namespace that only prefixes the qualified names inside it, `ns.f`, or `local` for a
  *    block whose definitions are local to it and no nodes, Zig's `test` blocks);
  *  - `@call` on a call with `@call.name` and optionally `@call.receiver`;
+ *  - `@decl` on the name of a function declared and not defined here (a C prototype): a `declares`
+ *    edge joins the file to the definition the name resolves to;
  *  - `@local.name` with `@local.type` on a typed variable or field (C#'s `DateTimeParser p`,
  *    `var p = new DateTimeParser()`): a call on it (`p.Parse()`) inside the definition declaring it, or
  *    one nested in that definition, has the type as its receiver (`DateTimeParser.Parse`).

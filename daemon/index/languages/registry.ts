@@ -69,7 +69,7 @@ export function languageOfScript(abs: string): LanguageSpec | undefined {
   }
 }
 
-/** The extension of a source file in a known language that no registered language reads (`.m` → Objective-C). */
+/** The extension of a source file in a known language that no registered language reads (`.erl` → Erlang). */
 export function unsupportedExtension(p: string): string | undefined {
   if (languageForPath(p)) return undefined;
   const ext = path.extname(p).toLowerCase();

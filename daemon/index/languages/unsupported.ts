@@ -1,12 +1,10 @@
 /**
  * Extensions of source code in languages the built-in graph does not read, by language name: files
- * with them are counted and reported ("42 .m files: Objective-C is not indexed") rather than passed
+ * with them are counted and reported ("42 .erl files: Erlang is not indexed") rather than passed
  * over in silence. An extension a registered language claims is read, whatever this table says.
  * Only source code: images, data and documents are not "unsupported", just not code.
  */
 export const UNSUPPORTED_SOURCE: Record<string, string> = {
-  ".m": "Objective-C",
-  ".mm": "Objective-C++",
   ".zsh": "Shell",
   ".erl": "Erlang",
   ".hrl": "Erlang",

@@ -402,17 +402,21 @@ export class ProjectEngine {
     const [{ resolveSymbol, entryOf }, { impactOf, seedsOfDiff }] = await Promise.all([import("./retrieve/trace.js"), import("./retrieve/impact.js")]);
     const seeds = (a.symbols ?? []).map((s) => resolveSymbol(r, s));
     const files = (a.files ?? []).map((f) => this.indexedFile(r, f));
+    // A file stands for its module in the answer; all its definitions are walked.
+    const shown = [...seeds, ...files.flatMap((f) => r.nodesOf(f).filter((n) => n.type === "module"))];
     for (const f of files) seeds.push(...r.nodesOf(f));
     let changed: string[] = [];
     if (a.diff !== undefined) {
       const { changedSince } = await import("./retrieve/git-diff.js");
       const lines = await changedSince(this.root, a.diff);
       changed = [...lines.keys()].sort();
-      seeds.push(...seedsOfDiff(r, lines));
+      const touched = seedsOfDiff(r, lines);
+      seeds.push(...touched);
+      shown.push(...touched);
       files.push(...changed.filter((f) => r.files.has(f)));
     }
     const unique = [...new Map(seeds.map((s) => [s.id, s])).values()];
-    const head = { seeds: unique.slice(0, IMPACT_SEEDS_SHOWN).map(entryOf), changed_files: changed.slice(0, IMPACT_SEEDS_SHOWN) };
+    const head = { seeds: [...new Map(shown.map((s) => [s.id, s])).values()].slice(0, IMPACT_SEEDS_SHOWN).map(entryOf), changed_files: changed.slice(0, IMPACT_SEEDS_SHOWN) };
     const freshness = await this.freshness();
     const rest = countTokens(JSON.stringify({ ...head, freshness })) + 40;
     const partners = this.memory.historyPartners();

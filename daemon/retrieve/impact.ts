@@ -41,7 +41,7 @@ export interface ImpactResult {
   truncated: number;
 }
 
-/** The nodes a diff's line ranges touch: the innermost definitions overlapping them, else the file's module. */
+/** The nodes a diff's line ranges touch: the innermost definitions overlapping them, and the file's module for a range outside every definition. */
 export function seedsOfDiff(r: Retriever, changed: ChangedLines): MemNode[] {
   const out: MemNode[] = [];
   for (const [file, ranges] of changed) {
@@ -51,10 +51,13 @@ export function seedsOfDiff(r: Retriever, changed: ChangedLines): MemNode[] {
       out.push(...nodes);
       continue;
     }
-    const hit = nodes.filter((n) => n.type !== "module" && ranges.some(([a, b]) => n.line_start <= b && a <= n.line_end));
+    const defs = nodes.filter((n) => n.type !== "module");
+    const overlaps = (n: MemNode, [a, b]: [number, number]) => n.line_start <= b && a <= n.line_end;
+    const hit = defs.filter((n) => ranges.some((x) => overlaps(n, x)));
     const parents = new Set(hit.map((n) => n.parent));
-    const innermost = hit.filter((n) => !parents.has(n.id));
-    out.push(...(innermost.length ? innermost : module));
+    out.push(...hit.filter((n) => !parents.has(n.id)));
+    // File-level code changed (an import, a constant): the module stands for it.
+    if (ranges.some((x) => !defs.some((n) => overlaps(n, x)))) out.push(...module);
   }
   return out;
 }

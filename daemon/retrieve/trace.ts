@@ -80,9 +80,9 @@ export async function traceCalls(r: Retriever, start: MemNode, direction: "calle
       const [from, to] = direction === "callers" ? [e.target, e.source] : [e.source, e.target];
       if (!ends.has(from) || seen.has(to) || !r.byId.has(to)) continue;
       const prev = found.get(to);
-      // A node reached by a direct edge and a dispatch candidate is a direct one.
-      if (!prev) found.set(to, { via: from, dispatch: isDispatch(e) });
-      else if (prev.dispatch && !isDispatch(e)) found.set(to, { via: from, dispatch: false });
+      const x = { via: from, dispatch: isDispatch(e) };
+      // Reached several ways: a direct edge before a dispatch candidate, then the first id (answers stay the same).
+      if (!prev || (prev.dispatch && !x.dispatch) || (prev.dispatch === x.dispatch && from < prev.via)) found.set(to, x);
     }
     for (const id of found.keys()) seen.add(id);
     const entries = [...found].map(([id, f]) => ({ ...entryOf(r.byId.get(id)!), via: f.via, ...(f.dispatch ? { dispatch: true } : {}) }));

@@ -283,7 +283,7 @@ export const trace = op({
   input: {
     project_path: projectPath,
     symbol: symbolSpec.describe("Name, Class.method, path:name or node id"),
-    direction: z.enum(["callers", "callees"]).default("callers"),
+    direction: z.enum(["callers", "callees"]).default("callers").describe("Which way to walk"),
     depth: z.number().int().min(1).max(5).default(2).describe("Hops"),
   },
   output: {

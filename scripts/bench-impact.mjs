@@ -26,6 +26,7 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..")
 const { ProjectEngine } = await import(path.join(root, "dist/daemon/engine.js"));
 const { languageForPath } = await import(path.join(root, "dist/daemon/index/languages/registry.js"));
 const { isTestPath } = await import(path.join(root, "dist/daemon/index/test-code.js"));
+const { impactOf } = await import(path.join(root, "dist/daemon/retrieve/impact.js"));
 
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); if (i < 0) return d; const v = args[i + 1]; args.splice(i, 2); return v; };
@@ -78,6 +79,9 @@ async function importing(r, sources) {
   return [...n].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([f]) => f);
 }
 
+/** impact: the operation; graph: its walk without co-change; then the three baselines. */
+const COLUMNS = ["impact", "graph", "imports", "named", "union"];
+const BASELINES = ["imports", "named", "union"];
 const union = (a, b) => [...new Set([...a, ...b])];
 const recallAt = (ranked, gold) => ranked.slice(0, K).filter((f) => gold.has(f)).length / gold.size;
 
@@ -86,7 +90,7 @@ async function runRepo(name) {
   const tree = path.join(cache, name);
   if (!fs.existsSync(path.join(tree, ".git"))) execFileSync("git", ["clone", "-q", "--shared", "--no-checkout", mirror, tree]);
   const commits = selectCommits(tree);
-  const sums = { impact: 0, imports: 0, named: 0, union: 0, n: 0 };
+  const sums = { ...Object.fromEntries(COLUMNS.map((k) => [k, 0])), n: 0 };
   let engine;
   let first = true;
   const t0 = Date.now();
@@ -107,14 +111,16 @@ async function runRepo(name) {
     if (!sources.length || !gold.size) continue;
     const testFiles = [...r.files.keys()].filter((f) => r.isTest(f));
     const imp = await engine.impact({ project_path: tree, files: sources, depth: DEPTH, budget: 20000 });
-    const ranked = { impact: imp.tests.map((t) => t.file_path), imports: await importing(r, sources), named: named(testFiles, sources) };
+    // Ablation: the same walk without the learned co-change (the graph alone).
+    const graphOnly = await impactOf(r, { seeds: sources.flatMap((f) => r.nodesOf(f)), files: sources, depth: DEPTH, budget: 20000 });
+    const ranked = { impact: imp.tests.map((t) => t.file_path), graph: graphOnly.tests.map((t) => t.file_path), imports: await importing(r, sources), named: named(testFiles, sources) };
     ranked.union = union(ranked.named, ranked.imports);
-    for (const k of ["impact", "imports", "named", "union"]) sums[k] += recallAt(ranked[k], gold);
+    for (const k of COLUMNS) sums[k] += recallAt(ranked[k], gold);
     sums.n++;
   }
   await engine?.close();
   const avg = (k) => (sums.n ? sums[k] / sums.n : 0);
-  return { repo: name, commits: sums.n, impact: avg("impact"), imports: avg("imports"), named: avg("named"), union: avg("union"), seconds: Math.round((Date.now() - t0) / 1000) };
+  return { repo: name, commits: sums.n, ...Object.fromEntries(COLUMNS.map((k) => [k, avg(k)])), seconds: Math.round((Date.now() - t0) / 1000) };
 }
 
 const rows = [];
@@ -125,11 +131,12 @@ for (const name of repos) {
 }
 const n = rows.reduce((s, r) => s + r.commits, 0);
 const overall = (k) => rows.reduce((s, r) => s + r[k] * r.commits, 0) / n;
-const o = { impact: overall("impact"), imports: overall("imports"), named: overall("named"), union: overall("union") };
-const best = Object.entries(o).filter(([k]) => k !== "impact").sort((a, b) => b[1] - a[1])[0];
+const o = Object.fromEntries(COLUMNS.map((k) => [k, overall(k)]));
+const best = BASELINES.map((k) => [k, o[k]]).sort((a, b) => b[1] - a[1])[0];
 const f = (x) => x.toFixed(3);
 console.log(`\nrecall@${K} of the tests each commit changed (depth ${DEPTH}, ≤${PER_REPO} commits per repository)`);
-console.log(["repo".padEnd(20), "commits", "impact", "imports", "named", "union"].join("  "));
-for (const r of rows) console.log([r.repo.padEnd(20), String(r.commits).padStart(7), f(r.impact).padStart(6), f(r.imports).padStart(7), f(r.named).padStart(5), f(r.union).padStart(5)].join("  "));
-console.log([`overall`.padEnd(20), String(n).padStart(7), f(o.impact).padStart(6), f(o.imports).padStart(7), f(o.named).padStart(5), f(o.union).padStart(5)].join("  "));
+console.log(["repo".padEnd(20), "commits", ...COLUMNS.map((k) => k.padStart(7))].join("  "));
+const line = (name, commits, r) => console.log([name.padEnd(20), String(commits).padStart(7), ...COLUMNS.map((k) => f(r[k]).padStart(7))].join("  "));
+for (const r of rows) line(r.repo, r.commits, r);
+line("overall", n, o);
 console.log(`best baseline: ${best[0]} ${f(best[1])}; impact ${f(o.impact)} = ${best[1] > 0 ? ((o.impact / best[1] - 1) * 100).toFixed(1) : "∞"} % relative (target ≥ 20 %)`);

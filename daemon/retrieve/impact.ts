@@ -8,8 +8,9 @@ const hopWeight = (d: number) => 0.5 ** (d - 1);
 /** Nodes walked per depth at most: a hub's callers of callers would walk the whole graph. */
 const WALK_CAP = 2000;
 /**
- * A co-changed test file's share of a graph-reached one: the history's aged weight (0–1) times
- * this. Measured with scripts/bench-impact.mjs (docs/graph-questions.md).
+ * A co-changed test file's credit per unit of the history's aged weight (0–1): a partner of weight
+ * 0.5 counts as one direct caller. Chosen, not tuned; scripts/bench-impact.mjs measures the result
+ * with and without the history (docs/graph-questions.md).
  */
 export const CO_CHANGE_SHARE = 2;
 /** Partners read per changed file from the history. */

@@ -89,7 +89,8 @@ async function runRepo(name) {
   const mirror = path.join(mirrors, name, "repo");
   const tree = path.join(cache, name);
   if (!fs.existsSync(path.join(tree, ".git"))) execFileSync("git", ["clone", "-q", "--shared", "--no-checkout", mirror, tree]);
-  const commits = selectCommits(tree);
+  // From the mirror's HEAD: the clone's is left detached at the last parent a run checked out.
+  const commits = selectCommits(mirror);
   const sums = { ...Object.fromEntries(COLUMNS.map((k) => [k, 0])), n: 0 };
   let engine;
   let first = true;

@@ -248,6 +248,25 @@ export function program(): Command {
       const seeds = o.file ? { node_ids: [toProjectPath(root, fileArg(root, o.file))] } : { query };
       return run(root, "synaptic_neighbors", { ...seeds, ...(o.k ? { k: o.k } : {}) }, !!o.json, f.formatNeighbors);
     });
+  p.command("trace").description("Callers or callees of a symbol, by depth (path:line each)").argument("<path>")
+    .argument("<symbol>", "a name, Class.method, path:name or node id (an ambiguous name lists its candidates)")
+    .addOption(new Option("--direction <dir>", "callers (default) or callees").choices(["callers", "callees"]))
+    .option("--depth <n>", "hops, 1-5 (default 2)", int("--depth")).addOption(json)
+    .action((dir, symbol, o) => run(rootOf(dir), "trace", { symbol, ...(o.direction ? { direction: o.direction } : {}), ...(o.depth ? { depth: o.depth } : {}) }, !!o.json, f.formatTrace));
+  p.command("impact").description("What a change affects: callers by depth, tests, co-change partners").argument("<path>")
+    .argument("[targets...]", "files (relative to the current directory, or else to the project) and symbols (as trace takes them)")
+    .option("--diff [ref]", "the working tree's changes since a git ref (default HEAD); put it after the targets")
+    .option("--depth <n>", "caller hops, 1-6 (default 3)", int("--depth"))
+    .option("--budget <tokens>", "total token budget, 100-20000 (default 1000)", int("--budget")).addOption(json)
+    .action((dir, targets: string[], o) => {
+      const root = rootOf(dir);
+      const files: string[] = [];
+      const symbols: string[] = [];
+      // A target naming a file (or shaped like one: dir/name.ext) is a file, anything else a symbol.
+      for (const t of targets) (fs.existsSync(fileArg(root, t)) || /[\\/][^:]*\.\w+$/.test(t) ? files.push(fileArg(root, t)) : symbols.push(t));
+      const diff = o.diff === undefined ? {} : { diff: o.diff === true ? "HEAD" : String(o.diff) };
+      return run(root, "impact", { ...(files.length ? { files } : {}), ...(symbols.length ? { symbols } : {}), ...diff, ...(o.depth ? { depth: o.depth } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatImpact);
+    });
   p.command("synapse-stats").description("Synapse store: edges, LTP edges, total weight, top hubs").argument("[path]", PATH_HELP).addOption(json)
     .action((dir, o) => run(rootOf(dir), "synapse_stats", {}, !!o.json, f.formatSynapseStats));
   p.command("synapse-decay").description("Decay the synapse store now (default one tick; --ticks 0 = elapsed wall-clock time only)").argument("[path]", PATH_HELP)

@@ -88,6 +88,28 @@ export function formatNeighbors(r: Record<string, any>): string {
   return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (depth ${x.depth}${evidence(x) ? `; ${evidence(x)}` : ""})`).join("\n");
 }
 
+export function formatTrace(r: Record<string, any>): string {
+  const head = `${r.direction} of ${r.symbol.name} (${r.symbol.type}, ${r.symbol.at})`;
+  if (!r.levels.some((l: any) => l.entries.length)) return `${head}: none in the index`;
+  const lines = [head];
+  for (const l of r.levels) {
+    lines.push(`depth ${l.depth}:`);
+    for (const e of l.entries) lines.push(`  ${e.at}  ${e.name} (${e.type})${e.dispatch ? " [dispatch]" : ""}`);
+    if (l.truncated) lines.push(`  … ${l.truncated} more`);
+  }
+  return lines.join("\n");
+}
+
+export function formatImpact(r: Record<string, any>): string {
+  const lines = [`seeds: ${r.seeds.map((s: any) => `${s.name} (${s.at})`).join(", ") || "none"}`];
+  if (r.changed_files.length) lines.push(`changed files: ${r.changed_files.join(", ")}`);
+  lines.push("callers:", ...(r.callers.length ? r.callers.map((c: any) => `  ${c.score.toFixed(3)}  depth ${c.depth}  ${c.at}  ${c.name}${c.dispatch ? " [dispatch]" : ""}`) : ["  none"]));
+  lines.push("tests:", ...(r.tests.length ? r.tests.map((t: any) => `  ${t.score.toFixed(3)}  ${t.file_path}  (${t.via})`) : ["  none"]));
+  lines.push("co-change:", ...(r.co_change.length ? r.co_change.map((c: any) => `  ${c.weight.toFixed(3)}  ${c.file_path}  (${c.commits} commits)`) : ["  none learned"]));
+  lines.push(`${r.tokens} tokens${r.truncated ? `, ${r.truncated} entries left out for the budget` : ""}`);
+  return lines.join("\n");
+}
+
 export function formatSynapseStats(r: Record<string, any>): string {
   return [
     `edges ${r.edges} (${r.ltp_edges} long-term), nodes ${r.nodes}, total weight ${r.total_weight.toFixed(2)}, last decay ${r.last_decay_at ?? "never"}`,

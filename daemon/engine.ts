@@ -331,16 +331,22 @@ export class ProjectEngine {
     return { ...out, tokenizer: TOKENIZER, freshness };
   }
 
-  async skeleton(input: Input<typeof ops.skeleton>): Promise<Output<typeof ops.skeleton>> {
-    const a = this.parse(ops.skeleton, input);
-    const rel = toProjectPath(this.root, a.file_path);
+  /** A file named in a call, as its project path, when it exists and is indexed (else PATH_OUTSIDE_PROJECT, PATH_NOT_FOUND or FILE_NOT_INDEXED). */
+  private indexedFile(r: Retriever, file: string): string {
+    const rel = toProjectPath(this.root, file);
     if (!fs.existsSync(`${this.root}/${rel}`)) {
-      throw new CodememError("PATH_NOT_FOUND", `${a.file_path} does not exist in ${this.root}; pass a path inside the project.`, { value: a.file_path });
+      throw new CodememError("PATH_NOT_FOUND", `${file} does not exist in ${this.root}; pass a path inside the project.`, { value: file });
     }
-    const r = await this.retriever();
     if (!r.files.has(rel)) {
       throw new CodememError("FILE_NOT_INDEXED", `${rel} is not in the index (not a supported language, excluded, or added since the last build); run \`codemem build\` or check exclude_patterns.`, { value: rel });
     }
+    return rel;
+  }
+
+  async skeleton(input: Input<typeof ops.skeleton>): Promise<Output<typeof ops.skeleton>> {
+    const a = this.parse(ops.skeleton, input);
+    const r = await this.retriever();
+    const rel = this.indexedFile(r, a.file_path);
     const sk = renderSkeleton(r, rel);
     return { ...sk, tokens: countTokens(sk.outline), file_tokens: r.files.get(rel)?.tokens ?? 0, freshness: await this.freshness() };
   }
@@ -376,6 +382,47 @@ export class ProjectEngine {
     writeFileAtomic(policyFile, String(redact));
     const r = await this.docs.search(a.question, a.limit, a.budget);
     return { ...r, tokenizer: TOKENIZER, documents_indexed: this.docs.documentsIndexed(), skipped: this.docs.skipped() };
+  }
+
+  async trace(input: Input<typeof ops.trace>): Promise<Output<typeof ops.trace>> {
+    const a = this.parse(ops.trace, input);
+    const r = await this.retriever();
+    const { resolveSymbol, traceCalls, entryOf } = await import("./retrieve/trace.js");
+    const start = resolveSymbol(r, a.symbol);
+    const levels = await traceCalls(r, start, a.direction, a.depth);
+    return { symbol: entryOf(start), direction: a.direction, levels, freshness: await this.freshness() };
+  }
+
+  /** What changing symbols, files or the working tree since a git ref affects (docs/graph-questions.md). */
+  async impact(input: Input<typeof ops.impact>): Promise<Output<typeof ops.impact>> {
+    const a = this.parse(ops.impact, input);
+    if (!a.symbols?.length && !a.files?.length && a.diff === undefined) {
+      throw new CodememError("INVALID_ARGUMENT", "codemem_impact needs `symbols`, `files` or `diff` (a git ref such as HEAD) to say what changed.");
+    }
+    const r = await this.retriever();
+    const [{ resolveSymbol, entryOf }, { impactOf, seedsOfDiff }] = await Promise.all([import("./retrieve/trace.js"), import("./retrieve/impact.js")]);
+    const seeds = (a.symbols ?? []).map((s) => resolveSymbol(r, s));
+    const files = (a.files ?? []).map((f) => this.indexedFile(r, f));
+    // A file stands for its module in the answer; all its definitions are walked.
+    const shown = [...seeds, ...files.flatMap((f) => r.nodesOf(f).filter((n) => n.type === "module"))];
+    for (const f of files) seeds.push(...r.nodesOf(f));
+    let changed: string[] = [];
+    if (a.diff !== undefined) {
+      const { changedSince } = await import("./retrieve/git-diff.js");
+      const lines = await changedSince(this.root, a.diff);
+      changed = [...lines.keys()].sort();
+      const touched = seedsOfDiff(r, lines);
+      seeds.push(...touched);
+      shown.push(...touched);
+      files.push(...changed.filter((f) => r.files.has(f)));
+    }
+    const unique = [...new Map(seeds.map((s) => [s.id, s])).values()];
+    const head = { seeds: [...new Map(shown.map((s) => [s.id, s])).values()].slice(0, IMPACT_SEEDS_SHOWN).map(entryOf), changed_files: changed.slice(0, IMPACT_SEEDS_SHOWN) };
+    const freshness = await this.freshness();
+    const rest = countTokens(JSON.stringify({ ...head, freshness })) + 40;
+    const partners = this.memory.historyPartners();
+    const out = await impactOf(r, { seeds: unique, files: [...new Set(files)], depth: a.depth, budget: Math.max(0, (a.budget ?? 1000) - rest), partners });
+    return { ...head, ...out, freshness };
   }
 
   /** The synapse store (.codemem/synapses.db); only the daemon's engine writes it. */
@@ -500,6 +547,9 @@ export class ProjectEngine {
     await e?.close?.();
   }
 }
+
+/** Seeds and changed files an impact answer lists (all of them are walked). */
+const IMPACT_SEEDS_SHOWN = 20;
 
 function ratio(source: number, used: number): number {
   return used > 0 ? Math.round((source / used) * 10) / 10 : 0;

@@ -11,6 +11,14 @@ export const ERROR_CODES = [
   /** A tool call names a directory outside the project its MCP server was started for. */
   "PROJECT_NOT_SERVED",
   "FILE_NOT_INDEXED",
+  /** A symbol named to trace or impact matches no node of the index. */
+  "SYMBOL_NOT_FOUND",
+  /** A symbol name matches several nodes: the details list them, pick one by id or `path:name`. */
+  "SYMBOL_AMBIGUOUS",
+  /** `impact --diff REF`: REF names no commit of the repository. */
+  "GIT_REF_INVALID",
+  /** `impact --diff` on a project that is not inside a git work tree (or git is missing). */
+  "NOT_A_GIT_REPO",
   "CONFIG_INVALID",
   /** A project file (codemem.toml, .codemem/store.json) points credentials at a host and the user has not trusted it (`codemem trust`). */
   "CONFIG_UNTRUSTED",
@@ -104,6 +112,10 @@ export function exitCodeFor(code: ErrorCode): number {
     case "PATH_OUTSIDE_PROJECT":
     case "PROJECT_NOT_SERVED":
     case "FILE_NOT_INDEXED":
+    case "SYMBOL_NOT_FOUND":
+    case "SYMBOL_AMBIGUOUS":
+    case "GIT_REF_INVALID":
+    case "NOT_A_GIT_REPO":
     case "CONFIG_INVALID":
     case "CONFIG_UNTRUSTED":
     case "INSECURE_TRANSPORT":

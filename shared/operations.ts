@@ -272,6 +272,59 @@ export const exportSynapseMemory = op({
   readOnly: false,
 });
 
+/** A symbol as trace and impact take it: a node id, `path:Name`, `Class.method` or a bare name. */
+const symbolSpec = z.string().min(1).max(1000);
+/** A graph entry: where it is (`path:line`) and what. */
+const GraphEntry = { id: z.string(), name: z.string(), type: z.string(), at: z.string() };
+
+export const trace = op({
+  name: "trace",
+  description: "Callers or callees of a symbol, by depth (path:line each).",
+  input: {
+    project_path: projectPath,
+    symbol: symbolSpec.describe("Name, Class.method, path:name or node id"),
+    direction: z.enum(["callers", "callees"]).default("callers").describe("Which way to walk"),
+    depth: z.number().int().min(1).max(5).default(2).describe("Hops"),
+  },
+  output: {
+    symbol: z.object(GraphEntry),
+    direction: z.string(),
+    levels: z.array(
+      z.object({
+        depth: z.number().int(),
+        entries: z.array(z.object({ ...GraphEntry, via: z.string().describe("The entry one hop closer to the symbol"), dispatch: z.boolean().optional().describe("One of several run-time candidates") })),
+        truncated: z.number().int().describe("Entries of this depth left out"),
+      }),
+    ),
+    freshness: Freshness,
+  },
+  readOnly: true,
+});
+
+export const impact = op({
+  name: "impact",
+  description: "What a change affects: transitive callers, tests, co-change partners; for symbols, files or a git diff.",
+  input: {
+    project_path: projectPath,
+    symbols: z.array(symbolSpec).max(50).optional().describe("As trace takes them"),
+    files: z.array(z.string().min(1)).max(200).optional().describe("Project files"),
+    diff: z.string().min(1).max(200).optional().describe("Git ref: working tree changes since it (e.g. HEAD)"),
+    depth: z.number().int().min(1).max(6).default(3).describe("Caller hops"),
+    budget: budget(100, 1000),
+  },
+  output: {
+    seeds: z.array(z.object(GraphEntry)),
+    changed_files: z.array(z.string()).describe("Files the diff changed"),
+    callers: z.array(z.object({ ...GraphEntry, depth: z.number().int(), score: z.number(), dispatch: z.boolean().optional() })),
+    tests: z.array(z.object({ file_path: z.string(), score: z.number(), via: z.string().describe("calls, imports or co-change") })),
+    co_change: z.array(z.object({ file_path: z.string(), commits: z.number().int(), weight: z.number() })),
+    tokens: z.number().int().describe("o200k tokens of the lists"),
+    truncated: z.number().int().describe("Entries left out for the budget"),
+    freshness: Freshness,
+  },
+  readOnly: true,
+});
+
 /** Internal: assistant and git hooks report what they touched (not an MCP tool). */
 export const hookEvent = op({
   name: "hook_event",
@@ -289,7 +342,7 @@ export const hookEvent = op({
 
 export const OPERATIONS = [
   build, stats, query, search, wakeup, skeleton, recursiveQuery, queryDocs, benchmark,
-  synapticNeighbors, synapseStats, synapseDecay, exportSynapseMemory, hookEvent,
+  trace, impact, synapticNeighbors, synapseStats, synapseDecay, exportSynapseMemory, hookEvent,
 ] as const;
 
 /** Operations published as MCP tools (hook_event is internal to hooks). */

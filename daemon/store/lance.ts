@@ -225,6 +225,18 @@ export class LanceStore implements IndexStore {
     return ids.flatMap((id) => (this.adjacency!.byNode.get(id) ?? []).filter((e) => !seen.has(e) && seen.add(e)));
   }
 
+  /** Import edges by target, built once per generation as `adjacency` is. */
+  private importedBy?: { gen: string; byTarget: Map<string, GraphEdge[]> };
+
+  async importers(files: string[]): Promise<GraphEdge[]> {
+    if (this.importedBy?.gen !== this.gen?.name) {
+      const byTarget = new Map<string, GraphEdge[]>();
+      for (const e of await this.edges()) if (e.type === "imports") (byTarget.get(e.target) ?? byTarget.set(e.target, []).get(e.target)!).push(e);
+      this.importedBy = { gen: this.gen?.name ?? "", byTarget };
+    }
+    return files.flatMap((f) => this.importedBy!.byTarget.get(f) ?? []);
+  }
+
   async degrees(types: string[]): Promise<Map<string, number>> {
     const d = new Map<string, number>();
     for (const e of await this.edges()) {

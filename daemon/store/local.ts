@@ -277,6 +277,11 @@ export class LocalStore implements IndexStore {
     return ids.flatMap((id) => [...(out.all(id) as GraphEdge[]), ...(inc.all(id) as GraphEdge[])]);
   }
 
+  async importers(files: string[]): Promise<GraphEdge[]> {
+    const inc = this.stmt(`${EDGE_SELECT} WHERE e.target = (SELECT id FROM symbols WHERE name = ?) AND e.type = 'imports'`);
+    return files.flatMap((f) => inc.all(f) as GraphEdge[]);
+  }
+
   async degrees(types: string[]): Promise<Map<string, number>> {
     const marks = types.map(() => "?").join(", ");
     const rows = this.db

@@ -286,6 +286,11 @@ export class PostgresStore implements IndexStore {
     return this.query<GraphEdge>("SELECT source, target, type FROM edges WHERE (source = ANY($1::text[]) OR target = ANY($1::text[])) AND type <> 'imports'", [ids], "reading edges");
   }
 
+  async importers(files: string[]): Promise<GraphEdge[]> {
+    if (this.pending || files.length === 0) return [];
+    return this.query<GraphEdge>("SELECT source, target, type FROM edges WHERE target = ANY($1::text[]) AND type = 'imports'", [files], "reading edges");
+  }
+
   async degrees(types: string[]): Promise<Map<string, number>> {
     if (this.pending) return new Map();
     const rows = await this.query<{ id: string; n: string }>(

@@ -40,6 +40,8 @@ export interface IndexStore {
   edgesFrom?(ids: string[]): Promise<GraphEdge[]>;
   /** Edges at either end of these nodes, imports left out (file-to-file imports are too broad to expand along). */
   neighbors(ids: string[]): Promise<GraphEdge[]>;
+  /** The `imports` edges into these module nodes (file paths): who imports them, for impact. */
+  importers(files: string[]): Promise<GraphEdge[]>;
   /** How many edges of these types each node has, at either end: centrality without holding the graph. */
   degrees(types: string[]): Promise<Map<string, number>>;
   /** Communities; with `files: false` their file lists may be left out (readers: 6,869 lists at 300K nodes cost 80 ms a save). */

@@ -104,6 +104,12 @@ export class ProjectMemory {
     return (file) => this.with((s) => s.historyPartners(file, { limit: 3, minCommits: 3, minWeight: 0.15 }), []).map((p) => ({ file: p.id, commits: p.commits }));
   }
 
+  /** Every co-change partner of a file the history knows (none without a store), for impact. */
+  historyPartners(limit = 20): ((file: string) => { id: string; commits: number; weight: number }[]) | undefined {
+    if (!fs.existsSync(this.file) || !this.readable()) return undefined;
+    return (file) => this.with((s) => s.historyPartners(file, { limit, minCommits: 1, minWeight: 0 }), []);
+  }
+
   async describer(): Promise<Describe> {
     const r = await this.reader();
     return (id) => {

@@ -30,13 +30,13 @@ afterAll(async () => {
 const call = async (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { project_path: p.root, ...args } });
 
 describe("codemem-mcp over stdio with the SDK client", () => {
-  it("lists the thirteen tools with every parameter's description, values, bounds and default, in at most 2,000 o200k tokens", async () => {
+  it("lists the fifteen tools with every parameter's description, values, bounds and default, in at most 2,000 o200k tokens", async () => {
     const list = await client.listTools();
     expect(list.tools.map((t) => t.name).sort()).toEqual(
       [
         "codemem_benchmark", "codemem_build", "codemem_export_synapse_memory", "codemem_query", "codemem_query_docs",
         "codemem_recursive_query", "codemem_search", "codemem_skeleton", "codemem_stats", "codemem_synapse_decay",
-        "codemem_synapse_stats", "codemem_synaptic_neighbors", "codemem_wakeup",
+        "codemem_synapse_stats", "codemem_synaptic_neighbors", "codemem_wakeup", "codemem_trace", "codemem_impact",
       ].sort(),
     );
     const q = list.tools.find((t) => t.name === "codemem_query")!;

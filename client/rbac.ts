@@ -7,10 +7,13 @@ import { CodememError } from "../shared/errors.js";
 export const ROLE_ORDER = ["viewer", "developer", "admin"] as const;
 export type Role = (typeof ROLE_ORDER)[number];
 
-/** Permissions and calls per minute of each role (0 = unlimited). */
+/**
+ * Permissions and calls per minute of each role (0 = unlimited). The spec's table, plus the graph
+ * questions added after it (trace, impact): read-only, as skeleton is, so a developer's.
+ */
 export const ROLES: Record<Role, { permissions: readonly string[] | "*"; perMinute: number }> = {
   viewer: { permissions: ["query", "search", "wakeup"], perMinute: 30 },
-  developer: { permissions: ["query", "search", "skeleton", "audit-report"], perMinute: 60 },
+  developer: { permissions: ["query", "search", "skeleton", "audit-report", "trace", "impact"], perMinute: 60 },
   admin: { permissions: "*", perMinute: 0 },
 };
 

@@ -74,7 +74,7 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
     closers.push(() => client.close());
     const list = await client.listTools();
-    expect(list.tools.length).toBe(13);
+    expect(list.tools.length).toBe(15);
     const q = await client.callTool({ name: "codemem_query", arguments: { project_path: p.root, question: "How are card payments retried?" } });
     expect(q.isError).toBeFalsy();
     expect((q.content as any)[0].text).toMatch(/shop\/payments\.py:\d+-\d+/);
@@ -273,7 +273,7 @@ describe("HTTP surface: probes, status, metrics, MCP", () => {
     const client = new Client({ name: "tls", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${tls.url}/mcp`), { fetch: f }));
     closers.push(() => client.close());
-    expect((await client.listTools()).tools.length).toBe(13);
+    expect((await client.listTools()).tools.length).toBe(15);
 
     await expect(startHttpServer({ project: p.root, port: 0, rbac: false, trustedProxies: [], tlsCert: path.join(p.root, "missing.pem"), tlsKey: key })).rejects.toMatchObject({
       code: "PATH_NOT_FOUND",

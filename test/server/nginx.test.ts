@@ -147,7 +147,7 @@ describe("behind nginx with auth_request over TLS", () => {
     const client = new Client({ name: "viewer", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { fetch: f, requestInit: { headers: bearer("tok-viewer") } }));
     closers.push(() => client.close());
-    expect((await client.listTools()).tools.length).toBe(13);
+    expect((await client.listTools()).tools.length).toBe(15);
     const q = await client.callTool({ name: "codemem_query", arguments: { project_path: p.root, question: "How are card payments retried?" } });
     expect((q.content as any)[0].text).toMatch(/shop\/payments\.py:\d+-\d+/);
 

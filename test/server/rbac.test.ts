@@ -76,7 +76,7 @@ describe("RBAC and rate limits", () => {
     const client = new Client({ name: "viewer", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: as("alice@example.com") } }));
     closers.push(() => client.close());
-    expect((await client.listTools()).tools.length).toBe(13);
+    expect((await client.listTools()).tools.length).toBe(15);
     const q = await client.callTool({ name: "codemem_query", arguments: { project_path: p.root, question: "How is tax applied to an order?" } });
     expect(q.isError).toBeFalsy();
     await expect(client.callTool({ name: "codemem_build", arguments: { project_path: p.root } })).rejects.toThrow(/403|RBAC_FORBIDDEN/);
@@ -91,6 +91,10 @@ describe("RBAC and rate limits", () => {
     const sk = await toolCall(srv.url, "codemem_skeleton", { project_path: p.root, file_path: "shop/models.py" }, as("erin@example.com", "readers, devs"));
     expect(sk.status).toBe(200);
     expect(sk.body.result.content[0].text).toMatch(/class Order/);
+    // the graph questions are a developer's too (read-only, like skeleton), not a viewer's
+    const tr = await toolCall(srv.url, "codemem_trace", { project_path: p.root, symbol: "Order" }, as("erin@example.com", "readers, devs"));
+    expect(tr.status).toBe(200);
+    expect((await toolCall(srv.url, "codemem_impact", { project_path: p.root, files: ["shop/models.py"] }, as("alice@example.com"))).status).toBe(403);
     expect((await toolCall(srv.url, "codemem_stats", { project_path: p.root }, as("dave@example.com"))).status).toBe(403);
     const st = await toolCall(srv.url, "codemem_stats", { project_path: p.root }, as("frank@example.com", "admins"));
     expect(st.status).toBe(200);

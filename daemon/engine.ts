@@ -264,6 +264,7 @@ export class ProjectEngine {
       synapse_store: stateDirs(this.root).synapseDb,
       graph_source: m.graph_source ?? "builtin",
       embedder: m.embedder ?? "",
+      ranker: rankerOf(r),
       unsupported: unsupportedOf(m),
       freshness: await this.freshness(),
     };
@@ -306,6 +307,7 @@ export class ProjectEngine {
         is_test: r.isTest(h.node.file_path),
         ...(h.also ? { also: h.also.map((x) => ({ id: x.node.id, qualified_name: x.node.qualified_name, type: x.node.type, line_start: x.node.line_start, line_end: x.node.line_end, score: score(x.score) })) } : {}),
       })),
+      ranker: r.rankerId(),
       freshness: await this.freshness(),
     };
   }
@@ -319,7 +321,7 @@ export class ProjectEngine {
     const freshness = await this.freshness();
     const out = await assembleQuery(r, hits, budget, freshness, a.question, this.memory.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
-    return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
+    return { ...out, ranker: r.rankerId(), tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
   }
 
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
@@ -494,6 +496,15 @@ export class ProjectEngine {
     this.docs?.close();
     const e = this.embedderP ? await this.embedderP.catch(() => undefined) : undefined;
     await e?.close?.();
+  }
+}
+
+/** The ranker's identity for stats: a model that does not load is named by its error code, so stats still answer. */
+function rankerOf(r: Retriever): string {
+  try {
+    return r.rankerId();
+  } catch (err) {
+    return `unavailable (${(err as { code?: string }).code ?? "INTERNAL"})`;
   }
 }
 

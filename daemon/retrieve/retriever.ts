@@ -1,4 +1,5 @@
 import { log } from "../../shared/log.js";
+import { fileStamp } from "../../shared/paths.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import { seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
@@ -373,13 +374,17 @@ export class Retriever {
 
   /** How answers are ranked (`[query] ranker` and `ranker_model`, set by the engine's readers). */
   rankBy: { kind: RankerKind; model?: string } = { kind: "hand" };
-  private model?: { file: string; ranker: LearnedRanker };
+  private model?: { file: string; stamp: string; ranker: LearnedRanker };
 
-  /** The learned ranker when configured, loaded on first use (RANKER_MODEL_INVALID when its file is missing or malformed). */
+  /**
+   * The learned ranker when configured, loaded on first use and again when its file changes (a stat
+   * per answer); RANKER_MODEL_INVALID when the file is missing or malformed.
+   */
   private learned(): LearnedRanker | undefined {
     if (this.rankBy.kind !== "learned") return undefined;
     const file = this.rankBy.model ?? SHIPPED_MODEL;
-    if (this.model?.file !== file) this.model = { file, ranker: LearnedRanker.load(file) };
+    const stamp = fileStamp(file);
+    if (this.model?.file !== file || this.model.stamp !== stamp) this.model = { file, stamp, ranker: LearnedRanker.load(file) };
     return this.model.ranker;
   }
 

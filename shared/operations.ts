@@ -43,7 +43,7 @@ const questionText = z
 const budget = (min: number, dflt: number) => z.number().int().min(min).max(20000).optional().describe(`Total o200k tokens of the answer (default ${dflt})`);
 
 /** What ranked an answer: "hand-rules", or the learned model's family and file hash (`[query] ranker`). */
-const RankerId = z.string().describe("What ranked the results: hand-rules, or the learned model's id");
+const RankerId = z.string().describe("hand-rules, or the learned model's id");
 
 const answer = {
   context: z.string(),

@@ -32,6 +32,7 @@ export function formatStats(r: Record<string, any>): string {
     `synapse store  ${r.synapse_store}`,
     `graph source   ${r.graph_source}`,
     `embedder       ${r.embedder}`,
+    `ranker         ${r.ranker}`,
     ...(r.unsupported?.length ? [`not indexed    ${describeUnsupported(r.unsupported)}`] : []),
     `freshness      ${formatFreshness(r.freshness)}`,
   ].join("\n");

@@ -264,6 +264,7 @@ export class ProjectEngine {
       synapse_store: stateDirs(this.root).synapseDb,
       graph_source: m.graph_source ?? "builtin",
       embedder: m.embedder ?? "",
+      ranker: rankerOf(r),
       unsupported: unsupportedOf(m),
       freshness: await this.freshness(),
     };
@@ -307,6 +308,7 @@ export class ProjectEngine {
         ...(r.roleOf(h.node.file_path) === "source" ? {} : { role: r.roleOf(h.node.file_path) }),
         ...(h.also ? { also: h.also.map((x) => ({ id: x.node.id, qualified_name: x.node.qualified_name, type: x.node.type, line_start: x.node.line_start, line_end: x.node.line_end, score: score(x.score) })) } : {}),
       })),
+      ranker: r.rankerId(),
       freshness: await this.freshness(),
     };
   }
@@ -320,7 +322,7 @@ export class ProjectEngine {
     const freshness = await this.freshness();
     const out = await assembleQuery(r, hits, budget, freshness, a.question, this.memory.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
-    return { ...out, tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
+    return { ...out, ranker: r.rankerId(), tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };
   }
 
   async wakeup(input: Input<typeof ops.wakeup>): Promise<Output<typeof ops.wakeup>> {
@@ -550,6 +552,15 @@ export class ProjectEngine {
 
 /** Seeds and changed files an impact answer lists (all of them are walked). */
 const IMPACT_SEEDS_SHOWN = 20;
+
+/** The ranker's identity for stats: a model that does not load is named by its error code, so stats still answer. */
+function rankerOf(r: Retriever): string {
+  try {
+    return r.rankerId();
+  } catch (err) {
+    return `unavailable (${(err as { code?: string }).code ?? "INTERNAL"})`;
+  }
+}
 
 function ratio(source: number, used: number): number {
   return used > 0 ? Math.round((source / used) * 10) / 10 : 0;

@@ -11,6 +11,8 @@
 // --baseline REF (default none) runs the same sets on the same corpora a second time with the code
 // at REF (built under .bench-cache/baseline-<sha>, in a child process) and prints both side by side.
 // --corpora DIR reads the corpora from DIR/<name> instead of fetching them into .bench-cache/corpora.
+// --rankers hand,learned asks search each question once per ranker ([query] ranker) on the same
+// build and prints each one's MRR per set (the first ranker answers query and the figures above).
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -40,6 +42,7 @@ const sets = (setFiles.length ? setFiles : ["questions.json", "dev.json", "heldo
   return { name: path.basename(file, ".json"), spec };
 });
 const onlyCorpus = opt("--corpus");
+const rankers = opt("--rankers")?.split(",") ?? [];
 const corpora = { ...Object.assign({}, ...sets.map((s) => s.spec.corpora)) };
 
 if (!corporaDir && !sideDist) execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...(onlyCorpus ? [onlyCorpus] : [])], { stdio: ["ignore", "ignore", "inherit"] });
@@ -88,13 +91,25 @@ for (const [name, c] of Object.entries(corpora)) {
       t = performance.now();
       const s = await engine.search({ project_path: work, query: q.question, limit: 10 });
       latency.search.push(performance.now() - t);
+      const byRanker = {};
+      if (rankers.length) {
+        const r = await engine.retriever();
+        const own = r.rankBy;
+        for (const kind of rankers) {
+          r.rankBy = { ...own, kind };
+          const sr = await engine.search({ project_path: work, query: q.question, limit: 10 });
+          const k = sr.results.findIndex((x) => q.gold_files.includes(x.file_path));
+          byRanker[kind] = k >= 0 ? 1 / (k + 1) : 0;
+        }
+        r.rankBy = own;
+      }
       const cited = new Set(a.citations.map((x) => x.file_path));
       const recall = q.gold_files.filter((g) => cited.has(g)).length / q.gold_files.length;
       const rank = s.results.findIndex((r) => q.gold_files.includes(r.file_path));
       const symbolRank = q.gold_symbols ? s.results.findIndex((r) => q.gold_files.includes(r.file_path) && isGoldSymbol(r, q.gold_symbols)) : -1;
       // What search put above the gold file (at most 3): which code beats the answer.
       const outranked_by = [...new Set(s.results.slice(0, rank >= 0 ? rank : 3).map((r) => r.file_path))].slice(0, 3);
-      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, srr: symbolRank >= 0 ? 1 / (symbolRank + 1) : 0, tokens: a.tokens, files: cited.size, ...(outranked_by.length ? { outranked_by } : {}) });
+      rows.push({ id: q.id, recall, rr: rank >= 0 ? 1 / (rank + 1) : 0, srr: symbolRank >= 0 ? 1 / (symbolRank + 1) : 0, tokens: a.tokens, files: cited.size, ...(outranked_by.length ? { outranked_by } : {}), ...(rankers.length ? { by_ranker: byRanker } : {}) });
     }
     // Baseline 2: top-3 files pasted in rank order until codemem's mean budget is spent; a file counts if any of it made it in.
     const budget = Math.round(mean(rows.map((r) => r.tokens)));
@@ -124,6 +139,7 @@ for (const [name, c] of Object.entries(corpora)) {
       },
       bm25_top3: { recall: mean(bmRows.map((r) => r.recall)), mrr: mean(bmRows.map((r) => r.rr)), mean_tokens: mean(bmRows.map((r) => r.tokens)), mean_files_cited: mean(bmRows.map((r) => r.files)) },
       misses: rows.filter((r) => r.recall < 1).map((r) => r.id),
+      ...(rankers.length ? { mrr_by_ranker: Object.fromEntries(rankers.map((k) => [k, mean(rows.map((r) => r.by_ranker[k]))])) } : {}),
       rows,
       bm25_rows: bmRows,
     };
@@ -185,6 +201,7 @@ for (const set of Object.values(report.sets)) {
     questions: rows.length,
     codemem: { recall: mean(rows.map((r) => r.recall)), mrr: mean(rows.map((r) => r.rr)), mean_tokens: mean(rows.map((r) => r.tokens)), mean_files_cited: mean(rows.map((r) => r.files)), max_files_cited: Math.max(...rows.map((r) => r.files)), lowest_corpus_recall: Math.min(...Object.values(set.corpora).map((c) => c.codemem.recall)) },
     bm25_top3: { recall: mean(bmRows.map((r) => r.recall)), mrr: mean(bmRows.map((r) => r.rr)) },
+    ...(rankers.length ? { mrr_by_ranker: Object.fromEntries(rankers.map((k) => [k, mean(rows.map((r) => r.by_ranker[k]))])) } : {}),
   };
   for (const c of Object.values(set.corpora)) delete c.bm25_rows;
 }
@@ -220,6 +237,15 @@ else {
   for (const [setName, set] of Object.entries(report.sets)) {
     const o = set.overall;
     console.log(`== ${setName} (${o.questions} questions): codemem recall ${f(o.codemem.recall)} (lowest corpus ${f(o.codemem.lowest_corpus_recall)}) MRR ${f(o.codemem.mrr)} tokens ${f(o.codemem.mean_tokens)} files ${f(o.codemem.mean_files_cited)} (max ${o.codemem.max_files_cited}) | BM25 top-3 recall ${f(o.bm25_top3.recall)} MRR ${f(o.bm25_top3.mrr)}`);
+  }
+  if (rankers.length) {
+    console.log(`\n== search MRR by ranker (${rankers.join(" | ")}), the same build`);
+    for (const [setName, set] of Object.entries(report.sets)) {
+      for (const [name, c] of [...Object.entries(set.corpora), ["overall", set.overall]]) {
+        if (!c.mrr_by_ranker) continue;
+        console.log(`  ${setName.padEnd(20)} ${name.padEnd(20)} ${String(c.questions).padStart(3)} q  ${rankers.map((k) => f(c.mrr_by_ranker[k])).join(" | ")}`);
+      }
+    }
   }
   const b = report.baseline;
   if (b) {

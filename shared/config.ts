@@ -52,6 +52,10 @@ export interface ResolvedConfig {
     budget: number;
     wakeupBudget: number;
     synapseRecall: boolean;
+    /** `[query] ranker`: "hand" (the rules of retriever.ts) or "learned" (the model of daemon/retrieve/ranker-model.json). */
+    ranker: "hand" | "learned";
+    /** `[query] ranker_model`: another model file for the learned ranker (absolute, or relative to the project). */
+    rankerModel?: string;
   };
   synapses: {
     /** Newest commits of the git history the first build learns co-change from (0 = none). */
@@ -242,7 +246,7 @@ export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backe
   build: { excludePatterns: [], maxFileBytes: 1024 * 1024, batchSize: 1000, graphSource: "auto", workers: 2, excludeSecrets: undefined },
   index: { testPatterns: [] },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
-  query: { budget: 800, wakeupBudget: 400, synapseRecall: true },
+  query: { budget: 800, wakeupBudget: 400, synapseRecall: true, ranker: "hand" },
   synapses: { historyCommits: 2000, historyMaxFiles: 30 },
   store: { backend: "local", poolSize: 4 },
   /** Minutes a daemon started on demand by a client lives without a client (0 = for ever). */
@@ -473,6 +477,8 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
       budget,
       wakeupBudget: int(q, "wakeup_budget", file, "query", 50) ?? DEFAULTS.query.wakeupBudget,
       synapseRecall: bool(q, "synapse_recall", file, "query") ?? DEFAULTS.query.synapseRecall,
+      ranker: oneOf(str(q, "ranker", file, "query"), ["hand", "learned"] as const, `${file}: [query] ranker`) ?? DEFAULTS.query.ranker,
+      rankerModel: ((m) => (m === undefined ? undefined : path.resolve(root, m)))(str(q, "ranker_model", file, "query")),
     },
     synapses: {
       historyCommits: int(sy, "history_commits", file, "synapses", 0) ?? DEFAULTS.synapses.historyCommits,

@@ -38,6 +38,8 @@ export const ERROR_CODES = [
   "GENERATOR_FAILED",
   "EMBEDDER_MODEL_MISSING",
   "EMBEDDER_LOAD_FAILED",
+  /** The learned ranker's model file is missing or malformed (`[query] ranker = "learned"`). */
+  "RANKER_MODEL_INVALID",
   "INVALID_ARGUMENT",
   "UNKNOWN_OPERATION",
   "BUILD_IN_PROGRESS",

@@ -42,6 +42,9 @@ const questionText = z
 /** A query answer's token budget; its default follows the project's [query] budget (800, recursive 1.5×). */
 const budget = (min: number, dflt: number) => z.number().int().min(min).max(20000).optional().describe(`Total o200k tokens of the answer (default ${dflt})`);
 
+/** What ranked an answer: "hand-rules", or the learned model's family and file hash (`[query] ranker`). */
+const RankerId = z.string().describe("hand-rules, or the learned model's id");
+
 const answer = {
   context: z.string(),
   tokens: z.number().int().describe("o200k_base tokens of context"),
@@ -100,6 +103,7 @@ export const stats = op({
     synapse_store: z.string(),
     graph_source: z.string(),
     embedder: z.string(),
+    ranker: RankerId,
     unsupported: UnsupportedFiles,
     freshness: Freshness,
   },
@@ -112,6 +116,7 @@ export const query = op({
   input: { project_path: projectPath, question: questionText.describe("A question, or a pasted bug report or stack trace"), budget: budget(200, 800) },
   output: {
     ...answer,
+    ranker: RankerId,
     reduction_ratio: z.number().describe("Tokens of all indexed source / tokens of context"),
     source_tokens: z.number().int(),
     communities: z.array(CommunityRef),
@@ -129,7 +134,7 @@ export const search = op({
     limit: z.number().int().min(1).max(100).default(10).describe("Results (distinct files with group_by file)"),
     group_by: z.enum(["node", "file"]).default("node").describe("file: one result per file, its best node first"),
   },
-  output: { results: z.array(SearchResult), freshness: Freshness },
+  output: { results: z.array(SearchResult), ranker: RankerId, freshness: Freshness },
   readOnly: true,
 });
 

@@ -42,9 +42,9 @@ export class Readers {
     }
   }
 
-  /** codemem.toml was read again: the warm reader classifies test code by its patterns. */
+  /** codemem.toml was read again: the warm reader classifies test code and ranks by its settings. */
   settingsChanged(): void {
-    this.ret?.then((r) => (r.isTest = testClassifier(this.cfg().index.testPatterns)), () => undefined);
+    this.ret?.then((r) => configure(r, this.cfg()), () => undefined);
   }
 
   /** See Retriever.open; a reader is opened `gentle` beside a warm one (handOver). */
@@ -57,10 +57,7 @@ export class Readers {
           throw err;
         }),
       )
-      .then((r) => {
-        r.isTest = testClassifier(cfg.index.testPatterns);
-        return r;
-      });
+      .then((r) => configure(r, cfg));
   }
 
   /**
@@ -116,4 +113,11 @@ export class Readers {
     setTimeout(close, READER_CLOSE_DELAY_MS).unref();
     return Promise.resolve();
   }
+}
+
+/** What a reader takes from codemem.toml: which files are tests, and how it ranks. */
+function configure(r: Retriever, cfg: ResolvedConfig): Retriever {
+  r.isTest = testClassifier(cfg.index.testPatterns);
+  r.rankBy = { kind: cfg.query.ranker, model: cfg.query.rankerModel };
+  return r;
 }

@@ -1,4 +1,5 @@
 import { log } from "../../shared/log.js";
+import { fileStamp } from "../../shared/paths.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import type { FileRole } from "../index/file-role.js";
@@ -6,7 +7,9 @@ import { seeksTests, testClassifier, type TestClassifier } from "../index/test-c
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
+import { featureVector, type Signals } from "./features.js";
 import { NameIndex } from "./mentions.js";
+import { HAND_RANKER_ID, LearnedRanker, SHIPPED_MODEL, type RankerKind } from "./ranker.js";
 import type { Focus } from "../synapse/focus.js";
 
 /** A node as kept in memory for ranking; code is fetched on demand. */
@@ -404,8 +407,41 @@ export class Retriever {
     });
   }
 
-  /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds. */
+  /** Hybrid ranking: normalised BM25, vector and whole-file scores combined, then boosted around strong seeds; ordered by `ranker`'s score. */
   async search(query: string, embedder: Embedder, limit: number, recall?: Recall, groupBy: GroupBy = "node"): Promise<Hit[]> {
+    const ranker = this.learned();
+    const cands = await this.candidates(query, embedder, recall);
+    if (ranker) rerank(cands, ranker);
+    const sorted = cands.map((c) => c.hit).sort(byScore);
+    return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
+  }
+
+  /** How answers are ranked (`[query] ranker` and `ranker_model`, set by the engine's readers). */
+  rankBy: { kind: RankerKind; model?: string } = { kind: "hand" };
+  private model?: { file: string; stamp: string; ranker: LearnedRanker };
+
+  /**
+   * The learned ranker when configured, loaded on first use and again when its file changes (a stat
+   * per answer); RANKER_MODEL_INVALID when the file is missing or malformed.
+   */
+  private learned(): LearnedRanker | undefined {
+    if (this.rankBy.kind !== "learned") return undefined;
+    const file = this.rankBy.model ?? SHIPPED_MODEL;
+    const stamp = fileStamp(file);
+    if (this.model?.file !== file || this.model.stamp !== stamp) this.model = { file, stamp, ranker: LearnedRanker.load(file) };
+    return this.model.ranker;
+  }
+
+  /** The identity of what ranks answers: HAND_RANKER_ID, or the learned model's family and file hash. */
+  rankerId(): string {
+    return this.learned()?.id ?? HAND_RANKER_ID;
+  }
+
+  /**
+   * Every candidate of a question with the hand ranking's score and the signals each list and rule
+   * gave it (features.ts): what search orders, and what scripts/train-ranker.mjs learns from.
+   */
+  async candidates(query: string, embedder: Embedder, recall?: Recall): Promise<Candidate[]> {
     const qv = embedder.embedQuery ? embedder.embedQuery(query, this.termWeight()) : (await embedder.embed([query]))[0];
     // Until the vectors are loaded after a start (or re-embedded after an upgrade), answers are lexical
     // (and their freshness says so).
@@ -415,6 +451,12 @@ export class Retriever {
     const vectors = !this.warming.has("vector search") && !this.warming.has(REEMBEDDING);
     const [vec, files, lex] = await Promise.all([vectors ? this.vector(qv) : [], this.fileMatches(lq), this.lexical(lq)]);
     const scores = new Map<string, Hit>();
+    const sig = new Map<string, Signals>();
+    const signals = (node: MemNode): Signals => {
+      let x = sig.get(node.id);
+      if (!x) sig.set(node.id, (x = { node, lexical: 0, vector: 0, file: 0, name: 0, path: 0, graph: 0, override: false, test: false, seeksTests: false, named: false, fileOnly: false, hand: 0, boost: 0 }));
+      return x;
+    };
     const add = (node: MemNode, s: number, via: string) => {
       const h = scores.get(node.id);
       if (h) {
@@ -422,12 +464,24 @@ export class Retriever {
         if (!h.via.includes(via)) h.via.push(via);
       } else scores.set(node.id, { node, score: s, via: [via] });
     };
-    for (const { node, score } of lex) add(node, LEXICAL_WEIGHT * score, "lexical");
-    for (const { node, score } of vec) add(node, VECTOR_WEIGHT * score, "vector");
+    for (const { node, score } of lex) {
+      add(node, LEXICAL_WEIGHT * score, "lexical");
+      signals(node).lexical = score;
+    }
+    for (const { node, score } of vec) {
+      add(node, VECTOR_WEIGHT * score, "vector");
+      signals(node).vector = score;
+    }
     // File-level evidence: the file's whole-text score lifts every candidate in it, and the file itself.
-    const fileScore = new Map(files.map((f) => [f.node.file_path, FILE_WEIGHT * f.score]));
-    for (const h of scores.values()) h.score += fileScore.get(h.node.file_path) ?? 0;
-    for (const f of files) if (!scores.has(f.node.id)) add(f.node, fileScore.get(f.node.file_path)!, "file");
+    const fileScore = new Map(files.map((f) => [f.node.file_path, f.score]));
+    for (const h of scores.values()) h.score += FILE_WEIGHT * (fileScore.get(h.node.file_path) ?? 0);
+    for (const f of files) {
+      if (!scores.has(f.node.id)) {
+        add(f.node, FILE_WEIGHT * f.score, "file");
+        signals(f.node).fileOnly = true;
+      }
+    }
+    for (const x of sig.values()) x.file = fileScore.get(x.node.file_path) ?? 0;
     // A header's evidence (its prototypes and their comments) counts for the definitions it declares in
     // other files (`declares` edges) that the question found too: the definitions rank, the header stays.
     for (const [def, s] of await this.declaredScores(scores)) add(def, s, "declared");
@@ -436,14 +490,18 @@ export class Retriever {
     // signal it gives: named nodes gain a share of the best fused score on top of their own.
     const best = Math.max(0, ...[...scores.values()].map((h) => h.score));
     const mentions = this.names.find(query);
-    for (const m of mentions) add(m.node, best * MENTION_WEIGHT * m.strength, "name");
+    for (const m of mentions) {
+      add(m.node, best * MENTION_WEIGHT * m.strength, "name");
+      const x = signals(m.node);
+      x[m.by] = Math.max(x[m.by], m.strength);
+    }
 
     // Graph-aware re-ranking: neighbours of strong seeds (1 hop) gain a share of the seed's score.
     let ranked = [...scores.values()].sort(byScore);
+    const top = ranked[0]?.score ?? 0;
     // Synapse recall: code used together with the best hits joins with a share of the top score;
     // the answer's budget is unchanged, so recalled nodes displace the weakest hits.
     if (recall && ranked.length > 0) {
-      const top = ranked[0].score;
       const recalled = recall.neighbors(ranked.slice(0, 5).map((h) => h.node.id));
       // Activations are relative (weight × damping / √degree): scale so the strongest recall gets RECALL_WEIGHT.
       const peak = Math.max(0, ...recalled.values());
@@ -452,8 +510,9 @@ export class Retriever {
         if (!n || peak <= 0) continue;
         // Candidates the question already found are re-ranked toward code used with the best hits;
         // nodes it did not find enter at half weight, so they displace only the weakest hits.
-        const share = scores.has(id) ? RECALL_WEIGHT : RECALL_WEIGHT / 2;
-        add(n, top * share * (activation / peak), "synapse");
+        const share = (scores.has(id) ? RECALL_WEIGHT : RECALL_WEIGHT / 2) * (activation / peak);
+        add(n, top * share, "synapse");
+        signals(n).boost += share;
       }
       // Focus: candidates in the files the sessions under way work in (or that change with them) rise;
       // nothing enters for it, so it only reorders what the question found.
@@ -461,6 +520,7 @@ export class Retriever {
         const f = recall.focus?.(h.node.file_path);
         if (f) {
           h.score += top * FOCUS_WEIGHT * f;
+          signals(h.node).boost += FOCUS_WEIGHT * f;
           if (!h.via.includes("focus")) h.via.push("focus");
         }
       }
@@ -486,6 +546,7 @@ export class Retriever {
       const h = scores.get(id);
       if (h) {
         h.score += b;
+        signals(h.node).graph = top > 0 ? b / top : 0;
         if (!h.via.includes("graph")) h.via.push("graph");
       }
     }
@@ -493,6 +554,7 @@ export class Retriever {
       const h = scores.get(m.id);
       if (h && h.score < score) {
         h.score = score;
+        signals(m).override = true;
         h.via.push("override");
       }
     }
@@ -501,13 +563,40 @@ export class Retriever {
     // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
-    if (!seeksTests(query)) for (const h of scores.values()) if (this.isTest(h.node.file_path) && !named.has(h.node.id)) h.score *= TEST_FACTOR;
+    const asksTests = seeksTests(query);
     for (const h of scores.values()) {
+      const x = signals(h.node);
+      Object.assign(x, { test: this.isTest(h.node.file_path), seeksTests: asksTests, named: named.has(h.node.id) });
+      if (x.test && !asksTests && !x.named) h.score *= TEST_FACTOR;
+      // Generated copies, vendored code, benchmarks and build scripts (file-role.ts) are where a fix rarely goes.
       const role = this.roleOf(h.node.file_path);
-      if (role !== "source" && !named.has(h.node.id) && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
+      if (role !== "source" && !x.named && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
     }
-    const sorted = [...scores.values()].sort(byScore);
-    return groupBy === "file" ? byFile(sorted, limit) : diversify(sorted, limit);
+    const handBest = Math.max(0, ...[...scores.values()].map((h) => h.score));
+    return [...scores.values()].map((hit) => {
+      const x = signals(hit.node);
+      x.hand = handBest > 0 ? hit.score / handBest : 0;
+      return { hit, signals: x };
+    });
+  }
+}
+
+/** A candidate of a question: its hit (scored by the hand rules) and its signals. */
+export interface Candidate {
+  hit: Hit;
+  signals: Signals;
+}
+
+/**
+ * Scores candidates by the learned model (its probability that the candidate's file is gold); the
+ * sessions' recall and focus then add their shares of the best model score, as they do by hand.
+ */
+function rerank(cands: Candidate[], ranker: LearnedRanker): void {
+  for (const c of cands) c.hit.score = ranker.score(featureVector(c.signals));
+  const top = Math.max(0, ...cands.map((c) => c.hit.score));
+  for (const c of cands) {
+    c.hit.score += top * c.signals.boost;
+    c.hit.via.push("model");
   }
 }
 

@@ -14,7 +14,8 @@
 //
 //   node scripts/bench-reports.mjs [--json] [--lang go,rust] [--project gin-gonic/gin] [--only ID,...]
 //                                  [--questions FILE]   (default test/bench/reports/questions-lang.json)
-//                                  [--out FILE]         (the --json report written there as well)
+//                                  [--out FILE]         (the --json report written there as well, after each tree)
+//                                  [--per-project N]    (the first N trees of each project: its newest fixes)
 //
 // A search that groups by file (`group_by: "file"`) is used where the operation offers it; otherwise
 // (an older codemem) the distinct files of the first 100 symbol results, in order. An older codemem
@@ -72,16 +73,59 @@ async function rankFiles(engine, dir, text) {
   return { files: files.slice(0, TOP), tokens: countTokens(JSON.stringify(res)) };
 }
 
+// Trees in turns over the projects (the first tree of each, then the second...), so a run cut short
+// (--per-project, or a signal: the figures so far are printed) still speaks of every project.
 const byTree = new Map();
 for (const q of questions) {
   const key = `${q.project} ${q.parent}`;
   if (!byTree.has(key)) byTree.set(key, []);
   byTree.get(key).push(q);
 }
+const perProject = Number(opt("--per-project") ?? Infinity);
+const treesOf = new Map();
+for (const qs of byTree.values()) {
+  if (!treesOf.has(qs[0].project)) treesOf.set(qs[0].project, []);
+  if (treesOf.get(qs[0].project).length < perProject) treesOf.get(qs[0].project).push(qs);
+}
+const trees = [];
+for (let i = 0; trees.length < [...treesOf.values()].reduce((n, t) => n + t.length, 0); i++) for (const t of treesOf.values()) if (t[i]) trees.push(t[i]);
+
+const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : null);
+const summarise = (rs) => ({
+  questions: rs.length,
+  first: rs.filter((r) => r.rank === 1).length / rs.length,
+  top5: rs.filter((r) => r.rank >= 1 && r.rank <= 5).length / rs.length,
+  all_top5: rs.filter((r) => r.all_top5).length / rs.length,
+  mrr: rs.reduce((s, r) => s + (r.rank ? 1 / r.rank : 0), 0) / rs.length,
+  answer_tokens_p50: median(rs.filter((r) => r.tokens !== undefined).map((r) => r.tokens)),
+  refused: rs.filter((r) => r.refused).length,
+  search_p50_ms: median(rs.filter((r) => r.ms !== undefined).map((r) => r.ms)),
+});
+const groups = (key) => Object.fromEntries([...new Set(rows.map((r) => r[key]))].sort().map((k) => [k, summarise(rows.filter((r) => r[key] === k))]));
+function reportSoFar() {
+  return { questions_file: path.relative(root, file), grouped, max_length: maxLength, trees: treesDone, run_s: Math.round((performance.now() - started) / 1000), overall: summarise(rows), languages: groups("language"), projects: groups("project") };
+}
+function writeReport(out) {
+  fs.writeFileSync(out, JSON.stringify({ ...reportSoFar(), rows }, null, 1) + "\n");
+}
+function printReport() {
+  const report = reportSoFar();
+  if (args.includes("--json")) return console.log(JSON.stringify({ ...report, rows }, null, 1));
+  const pc = (x) => `${(100 * x).toFixed(0).padStart(3)} %`;
+  const line = (name, s) => console.log(`${name.padEnd(22)} ${String(s.questions).padStart(3)} q  first ${pc(s.first)}  top5 ${pc(s.top5)}  all-gold-top5 ${pc(s.all_top5)}  MRR ${s.mrr.toFixed(2)}  answer ${s.answer_tokens_p50 ?? "-"} tok  search p50 ${s.search_p50_ms?.toFixed(0)} ms${s.refused ? `  ${s.refused} refused for length` : ""}`);
+  console.log("\nper project");
+  for (const [p, s] of Object.entries(report.projects)) line(p, s);
+  console.log("\nper language");
+  for (const [l, s] of Object.entries(report.languages)) line(l, s);
+  line("overall", report.overall);
+  console.log(`${rows.length} questions on ${treesDone} trees in ${report.run_s} s`);
+}
 
 const rows = [];
 const started = performance.now();
-for (const qs of byTree.values()) {
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => { printReport(); process.exit(130); });
+let treesDone = 0;
+for (const qs of trees) {
   const dir = corpus(qs[0].project, qs[0].parent);
   const engine = await ProjectEngine.open(dir, { sideEffects: false });
   const tb = performance.now();
@@ -108,30 +152,8 @@ for (const qs of byTree.values()) {
     if (!args.includes("--json")) console.log(`${String(row.rank || "-").padStart(3)} ${row.refused ? `refused (cut: ${row.cut_rank || "-"})` : `${row.ms.toFixed(0)} ms`}  ${q.language?.padEnd(10) ?? ""} ${q.id}  ${q.gold.join(", ")}  <- ${row.files.slice(0, 3).join(", ")}`);
   }
   await engine.close();
+  treesDone++;
+  if (opt("--out")) writeReport(opt("--out"));
 }
 
-const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : null);
-const summarise = (rs) => ({
-  questions: rs.length,
-  first: rs.filter((r) => r.rank === 1).length / rs.length,
-  top5: rs.filter((r) => r.rank >= 1 && r.rank <= 5).length / rs.length,
-  all_top5: rs.filter((r) => r.all_top5).length / rs.length,
-  mrr: rs.reduce((s, r) => s + (r.rank ? 1 / r.rank : 0), 0) / rs.length,
-  answer_tokens_p50: median(rs.filter((r) => r.tokens !== undefined).map((r) => r.tokens)),
-  refused: rs.filter((r) => r.refused).length,
-  search_p50_ms: median(rs.filter((r) => r.ms !== undefined).map((r) => r.ms)),
-});
-const groups = (key) => Object.fromEntries([...new Set(rows.map((r) => r[key]))].sort().map((k) => [k, summarise(rows.filter((r) => r[key] === k))]));
-const report = { questions_file: path.relative(root, file), grouped, max_length: maxLength, run_s: Math.round((performance.now() - started) / 1000), overall: summarise(rows), languages: groups("language"), projects: groups("project") };
-if (opt("--out")) fs.writeFileSync(opt("--out"), JSON.stringify({ ...report, rows }, null, 1) + "\n");
-if (args.includes("--json")) console.log(JSON.stringify({ ...report, rows }, null, 1));
-else {
-  const pc = (x) => `${(100 * x).toFixed(0).padStart(3)} %`;
-  const line = (name, s) => console.log(`${name.padEnd(22)} ${String(s.questions).padStart(3)} q  first ${pc(s.first)}  top5 ${pc(s.top5)}  all-gold-top5 ${pc(s.all_top5)}  MRR ${s.mrr.toFixed(2)}  answer ${s.answer_tokens_p50 ?? "-"} tok  search p50 ${s.search_p50_ms?.toFixed(0)} ms${s.refused ? `  ${s.refused} refused for length` : ""}`);
-  console.log("\nper project");
-  for (const [p, s] of Object.entries(report.projects)) line(p, s);
-  console.log("\nper language");
-  for (const [l, s] of Object.entries(report.languages)) line(l, s);
-  line("overall", report.overall);
-  console.log(`${rows.length} questions on ${byTree.size} trees in ${report.run_s} s`);
-}
+printReport();

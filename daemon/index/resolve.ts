@@ -497,7 +497,8 @@ export class GraphResolver {
     const keys: (number | string)[] = [];
     const seen = new Set<number | string>();
     const add = (source: string, target: string, type: GraphEdge["type"]) => {
-      if (source === target) return;
+      // A def calling itself is recursion, a fact worth keeping; nothing contains, inherits or imports itself.
+      if (source === target && type !== "calls") return;
       const k = this.keys.key(source, target, type);
       if (seen.has(k)) return;
       seen.add(k);

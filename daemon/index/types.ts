@@ -21,6 +21,10 @@ export interface RawDef {
   receiverType?: string;
   /** Source text of the definition, capped. */
   code: string;
+  /** A function's declared return type, normalised (`typeText`): what a call of it evaluates to. */
+  returnType?: string;
+  /** A type's fields: name and the receiver expression of its value (`⟨T⟩` for a declared type, or the value's text). */
+  fields?: [string, string][];
 }
 
 export interface RawCall {
@@ -29,6 +33,13 @@ export interface RawCall {
   name: string;
   /** Receiver expression text (`self`, `this`, `http`, `s.conn`), if any. */
   receiver?: string;
+  /**
+   * The receiver with its first name replaced by what the caller's scope binds it to: `⟨T⟩` for a
+   * declared type (`p: Subscriber<T>` → `⟨Subscriber⟩`), else the value assigned (`x := New()` → `New()`).
+   */
+  receiverType?: string;
+  /** A call without receiver of a name the caller binds itself (a parameter, a local, a nested function): none of the project's. */
+  shadowed?: boolean;
   line: number;
 }
 

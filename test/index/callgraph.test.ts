@@ -28,3 +28,134 @@ describe("recursion", () => {
     expect(g.edges.filter((e) => e.source === e.target && e.type !== "calls")).toEqual([]);
   });
 });
+
+describe("guards against calls matched by name alone", () => {
+  it("a call with a receiver never resolves to a top-level function (`[].reduce()`, `xs.reduce()` beside a free `reduce`)", async () => {
+    const g = await graphOf({
+      "ops.ts": "export function reduce(f: any) { return f; }\n",
+      "use.ts": "export function total(xs: any) { return [1, 2].reduce((a, b) => a + b) + xs.reduce(0); }\n",
+    });
+    expect(g.callees("use.ts::total")).toEqual([]);
+  });
+
+  it("a receiver that is a literal, a builtin, or a value of a module outside the project calls nothing of the project", async () => {
+    const g = await graphOf({
+      "jar.py": "class CookieJar:\n    def items(self):\n        return []\n",
+      "use.py": "def headers(raw):\n    d = {}\n    for k, v in d.items():\n        pass\n    return dict(raw).items()\n",
+      "emit.ts": "export class Bus { emitLater(): void {} }\n",
+      "main.ts": "import { EventEmitter } from \"events\";\nexport function start(): void {\n  const e = new EventEmitter();\n  e.emitLater();\n  Object.keys({}).forEach(String);\n}\n",
+    });
+    expect(g.callees("use.py::headers")).toEqual([]);
+    expect(g.callees("main.ts::start")).toEqual([]);
+  });
+
+  it("parameters, locals and nested helpers shadow the project's names for bare calls", async () => {
+    const g = await graphOf({
+      "timer.ts": "export function delay(ms: number) { return ms; }\nexport function later() { return delay(1); }\n",
+      "retry.ts": "export function retry(delay: () => void) {\n  delay();\n}\nexport function again() {\n  const delay = () => 1;\n  return delay();\n}\n",
+      "a.py": "def tick():\n    pass\n\ndef run(tick):\n    tick()\n\ndef loop():\n    def tick():\n        pass\n    tick()\n",
+    });
+    expect(g.calls("timer.ts::later", "timer.ts::delay")).toBe(true);
+    expect(g.callees("retry.ts::retry")).toEqual([]);
+    expect(g.callees("retry.ts::again")).toEqual([]);
+    expect(g.callees("a.py::run")).toEqual([]);
+    expect(g.callees("a.py::loop")).toEqual([]);
+  });
+
+  it("a project package does not capture the standard library's module of the same name (`import json` beside `flask/json/`)", async () => {
+    const g = await graphOf({
+      "src/flask/__init__.py": "",
+      "src/flask/json/__init__.py": "def dumps(obj):\n    return str(obj)\n",
+      "src/flask/app.py": "import json\nfrom flask import json as fjson\n\ndef save(x):\n    return json.dumps(x)\n\ndef send(x):\n    return fjson.dumps(x)\n",
+    });
+    expect(g.callees("src/flask/app.py::save")).toEqual([]);
+    expect(g.calls("src/flask/app.py::send", "src/flask/json/__init__.py::dumps")).toBe(true);
+  });
+});
+
+describe("inheritance across files", () => {
+  it("this.m() and super.m() reach a base class's method in another file; super(…) its constructor", async () => {
+    const g = await graphOf({
+      "base.ts": "export class Subscription {\n  constructor(teardown?: () => void) {}\n  add(t: any): void {}\n  unsubscribe(): void {}\n}\n",
+      "sub.ts": "import { Subscription } from './base';\nexport class Subscriber extends Subscription {\n  constructor() {\n    super();\n  }\n  complete(): void {\n    this.add(1);\n    super.unsubscribe();\n  }\n}\n",
+    });
+    expect(g.calls("sub.ts::Subscriber.constructor", "base.ts::Subscription.constructor")).toBe(true);
+    expect(g.calls("sub.ts::Subscriber.complete", "base.ts::Subscription.add")).toBe(true);
+    expect(g.calls("sub.ts::Subscriber.complete", "base.ts::Subscription.unsubscribe")).toBe(true);
+  });
+
+  it("Python's super().m() reaches the base's method, not the class's own", async () => {
+    const g = await graphOf({
+      "pkg/__init__.py": "",
+      "pkg/base.py": "class Base:\n    def __init__(self):\n        pass\n\n    def close(self):\n        pass\n",
+      "pkg/session.py": "from .base import Base\n\nclass Session(Base):\n    def __init__(self):\n        super().__init__()\n\n    def close(self):\n        super().close()\n",
+    });
+    expect(g.calls("pkg/session.py::Session.__init__", "pkg/base.py::Base.__init__")).toBe(true);
+    expect(g.callees("pkg/session.py::Session.close")).toEqual(["pkg/base.py::Base.close"]);
+  });
+});
+
+describe("receiver types", () => {
+  it("TypeScript: typed parameters of callbacks, new C(), return types, typed fields, this.x = new C()", async () => {
+    const g = await graphOf({
+      "subscriber.ts": "export class Subscriber<T> {\n  next(v: T): void {}\n  error(e: any): void {}\n}\n",
+      "scheduler.ts": "export class Scheduler {\n  schedule(): void {}\n  now(): number { return 0; }\n}\nexport function asap(): Scheduler { return new Scheduler(); }\n",
+      "observable.ts": [
+        "import { Subscriber } from './subscriber';",
+        "import { Scheduler, asap } from './scheduler';",
+        "export class Observable<T> {",
+        "  private sched: Scheduler;",
+        "  constructor(private readonly owner: Scheduler) {",
+        "    this.sched = asap();",
+        "    this.extra = new Scheduler();",
+        "  }",
+        "  subscribe(fn: (s: Subscriber<T>) => void): void {",
+        "    const run = (subscriber: Subscriber<T>) => subscriber.next(1 as any);",
+        "    const s = new Scheduler();",
+        "    s.schedule();",
+        "    asap().now();",
+        "    this.sched.schedule();",
+        "    this.owner.now();",
+        "  }",
+        "}",
+      ].join("\n"),
+      "other.ts": "export class Queue {\n  next(): void {}\n  schedule(): void {}\n}\n",
+    });
+    expect(g.callees("observable.ts::Observable.subscribe")).toEqual(["scheduler.ts::Scheduler", "scheduler.ts::Scheduler.now", "scheduler.ts::Scheduler.schedule", "scheduler.ts::asap", "subscriber.ts::Subscriber.next"]);
+  });
+
+  it("Python: annotated parameters, C(...) locals, self.x = C() fields and return annotations", async () => {
+    const g = await graphOf({
+      "req/__init__.py": "",
+      "req/models.py": "class PreparedRequest:\n    def prepare(self):\n        pass\n\nclass Request:\n    def prepare(self) -> PreparedRequest:\n        return PreparedRequest()\n",
+      "req/sessions.py": [
+        "from .models import PreparedRequest, Request",
+        "",
+        "class Session:",
+        "    def __init__(self):",
+        "        self.last = PreparedRequest()",
+        "",
+        "    def send(self, request: PreparedRequest):",
+        "        request.prepare()",
+        "",
+        "    def build(self, req):",
+        "        p = Request()",
+        "        p.prepare().prepare()",
+        "        self.last.prepare()",
+      ].join("\n"),
+    });
+    expect(g.callees("req/sessions.py::Session.send")).toEqual(["req/models.py::PreparedRequest.prepare"]);
+    expect(g.callees("req/sessions.py::Session.build")).toEqual(["req/models.py::PreparedRequest.prepare", "req/models.py::Request", "req/models.py::Request.prepare"]);
+  });
+
+  it("Go: x := New(), c, _ := Create(w), methods promoted through embedded structs, composite literals, fields", async () => {
+    const g = await graphOf({
+      "gin.go": "package gin\n\ntype RouterGroup struct{}\n\nfunc (g *RouterGroup) GET(p string) {}\n\ntype Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n\nfunc New() *Engine { return &Engine{} }\n\ntype Context struct{ engine *Engine }\n\nfunc CreateTestContext(w int) (c *Context, r *Engine) { return nil, nil }\n\nfunc (c *Context) Next() {}\n",
+      "tree.go": "package gin\n\ntype methodTrees []int\n\nfunc (t methodTrees) get(m string) int { return 0 }\n",
+      "render.go": "package gin\n\ntype ProtoBuf struct{ d int }\n\nfunc (p ProtoBuf) Render(w int) error { return nil }\n",
+      "other.go": "package gin\n\ntype Other struct{}\n\nfunc (o *Other) GET(p string) {}\nfunc (o *Other) Next() {}\nfunc (o *Other) Render(w int) error { return nil }\n",
+      "use_test.go": "package gin\n\nfunc TestAll(w int) {\n\trouter := New()\n\trouter.GET(\"/\")\n\tc, _ := CreateTestContext(w)\n\tc.Next()\n\t(ProtoBuf{1}).Render(w)\n\tc.engine.trees.get(\"x\")\n}\n",
+    });
+    expect(g.callees("use_test.go::TestAll")).toEqual(["gin.go::Context.Next", "gin.go::CreateTestContext", "gin.go::New", "gin.go::RouterGroup.GET", "render.go::ProtoBuf.Render", "tree.go::methodTrees.get"]);
+  });
+});

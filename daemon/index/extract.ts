@@ -101,7 +101,9 @@ export class Extractor {
         else if (c.name === "local.value") localValue = c.node;
       }
       if (localName) {
-        locals.push({ start: localName.startIndex, name: localName.text, type: localType ? typeText(localType.text) : undefined, value: localValue?.text, field });
+        const ctx = !localType && !localValue ? spec.contextualParam?.(localName) : undefined;
+        const value = ctx ? `⟪${ctx.callee}⟫${ctx.arg}.${ctx.param}` : localValue?.text;
+        locals.push({ start: localName.startIndex, name: localName.text, type: localType ? typeText(localType.text) : undefined, value, field });
       } else if (def && kind && name) {
         if (spec.declarationOnly?.(def)) continue;
         const n = kind === "impl" ? implName(name.text) : name.text;
@@ -198,6 +200,8 @@ export class Extractor {
       const returned = spec.returnType?.(f.node);
       const rt = returned ? typeText(returned) : undefined;
       if (rt) defs[index].returnType = rt;
+      const params = spec.paramTypes?.(f.node);
+      if (params?.some(Boolean)) defs[index].paramTypes = params.map((t) => t.slice(0, 300));
       stack.push({ end: f.end, kind, index, qualified });
       ownerAt.push({ start: f.start, end: f.end, index });
     }
@@ -214,6 +218,7 @@ export class Extractor {
     for (const l of locals) scopes.add(innermost(ownerAt, l.start), l);
     for (const n of nested) scopes.add(n.owner, { start: n.start, name: n.name });
     scopes.collectFields();
+    const globals = scopes.globals();
 
     const calls: RawCall[] = [];
     callSites.sort((a, b) => a.start - b.start);
@@ -247,6 +252,7 @@ export class Extractor {
       defs,
       calls,
       imports: spec.imports(root),
+      ...(globals ? { globals } : {}),
       tokens: countTokens(source),
       ...(tooDeep ? { tooDeep } : {}),
     };

@@ -4,7 +4,7 @@ import { languageById } from "./languages/registry.js";
 import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
-import { ReceiverText, typeText } from "./scope.js";
+import { ReceiverText, splitTop, typeText } from "./scope.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -99,9 +99,11 @@ interface Before {
 
 interface Member {
   id: string;
-  /** Later wins, as definitions override: a type's own members in order, then methods attached from other files by path. */
+  /** `0\0index` for a type's own members, `1\0path\0index` for methods attached from elsewhere: later wins among each. */
   rank: string;
 }
+
+const own = (m: Member): number => (m.rank.startsWith("0\0") ? 1 : 0);
 
 /** One file's facts and the results of its last resolution. */
 interface FileState {
@@ -365,10 +367,15 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
-      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""};`;
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""};`;
       if (d.parent >= 0) p.parents.push(parent);
       prints.set(d.name, p);
     });
+    for (const [name, expr] of ex.globals ?? []) {
+      const p = prints.get(name) ?? { text: "", parents: [] };
+      p.text += `global|${expr};`;
+      prints.set(name, p);
+    }
     for (const [name, p] of prints) st.prints.set(name, { print: printHash(p.text), parents: p.parents });
     for (const imp of ex.imports) {
       for (const { name, alias } of imp.names) st.imported.set(alias, { module: imp.module, name });
@@ -663,6 +670,8 @@ export class GraphResolver {
   private rootValue(fi: FileState, caller: number, callerId: string, ex: ReceiverText, depth: number): Value | undefined {
     const declared = ex.declared();
     if (declared !== undefined) return this.typeNamed(fi, declared);
+    const ctx = ex.contextual();
+    if (ctx) return this.callbackParam(fi, caller, callerId, ctx, depth);
     if (ex.literal()) return OUTSIDE;
     if (ex.eat("new ")) {
       const t = ex.qualified();
@@ -710,7 +719,46 @@ export class GraphResolver {
     const node = target ? this.nodes.get(target) : undefined;
     if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: target! };
     if (node?.type === "module") return { kind: "file", file: target! };
+    if (!target) {
+      const global = this.importedGlobal(fi, name, depth);
+      if (global) return global;
+    }
     return builtins?.has(name) || this.outsideName(fi, name) ? OUTSIDE : undefined;
+  }
+
+  /** A variable another file of the project binds at file level and this one imports (`from .globals import current_app`). */
+  private importedGlobal(fi: FileState, name: string, depth: number): Value | undefined {
+    const imp = this.importedOf(fi, name);
+    if (!imp) return undefined;
+    for (const p of this.importFiles(fi, imp.module)) {
+      const st = this.files.get(p);
+      if (!st) continue;
+      this.dep("f:", p, "\0", imp.name);
+      const expr = st.ex.globals?.find(([n]) => n === imp.name)?.[1];
+      if (expr !== undefined) return this.receiverValue(st, -1, p, expr, depth + 1);
+    }
+    return undefined;
+  }
+
+  /** The type of a callback's parameter: the callee's parameter of function type, at its position (`init: (source: Observable<T>, …) => …`). */
+  private callbackParam(fi: FileState, caller: number, callerId: string, ctx: { callee: string; arg: number; param: number }, depth: number): Value | undefined {
+    const dot = ctx.callee.lastIndexOf(".");
+    let callee: string | undefined;
+    if (dot < 0) callee = this.resolveName(fi, ctx.callee, false, true);
+    else {
+      const v = this.receiverValue(fi, caller, callerId, ctx.callee.slice(0, dot), depth + 1);
+      callee = v ? this.memberOfValue(fi, v, ctx.callee.slice(dot + 1)) : undefined;
+    }
+    const info = callee ? this.nodes.get(callee) : undefined;
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined) return undefined;
+    this.dep("f:", info.file, "\0", info.name);
+    const fnType = st.ex.defs[info.index].paramTypes?.[ctx.arg];
+    if (!fnType?.startsWith("(")) return undefined;
+    const params = new ReceiverText(fnType).group();
+    const p = params === undefined ? undefined : splitTop(params, ",")[ctx.param];
+    const t = p?.includes(":") ? typeText(p.slice(p.indexOf(":") + 1)) : undefined;
+    return t ? this.typeNamed(st, t) : undefined;
   }
 
   /** A name the file imports from a module outside the project, or a builtin of its language it does not define. */
@@ -897,8 +945,10 @@ export class GraphResolver {
     this.dep("m:", typeId, "\0", name);
     const list = this.members.get(typeId)?.get(name);
     if (!list?.length) return undefined;
+    // A type's own member wins over one attached from elsewhere (a test's `X.prototype.m = function`,
+    // an extension function a member shadows); among each, the later definition.
     let best = list[0];
-    for (const m of list) if (m.rank > best.rank) best = m;
+    for (const m of list) if (own(m) > own(best) || (own(m) === own(best) && m.rank > best.rank)) best = m;
     return best.id;
   }
 

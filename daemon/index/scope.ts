@@ -27,6 +27,7 @@ const BUILTIN_COLLECTION = "[]";
  * union of several types.
  */
 export function typeText(raw: string): string | undefined {
+  if (!raw.trim()) return undefined;
   let t = raw.trim().replace(/^:\s*/, "").replace(/^(readonly|const|mut)\s+/, "").trim();
   t = t.replace(/^Optional\[(.*)\]$/s, "$1").replace(/^["']|["']$/g, "").trim();
   const parts = splitTop(t, "|").map((p) => p.trim()).filter((p) => p && !/^(null|undefined|None|void)$/.test(p));
@@ -38,7 +39,7 @@ export function typeText(raw: string): string | undefined {
 }
 
 /** Splits at `sep` outside brackets. */
-function splitTop(s: string, sep: string): string[] {
+export function splitTop(s: string, sep: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let from = 0;
@@ -91,6 +92,16 @@ export class Scopes {
         if (!d.fields.some(([n]) => n === b.name)) d.fields.push([b.name, expr]);
       }
     }
+  }
+
+  /** The file's own bindings with a type or value (the last of each name), for other files importing them. */
+  globals(): [string, string][] | undefined {
+    const out = new Map<string, string>();
+    for (const b of this.byOwner.get(-1) ?? []) {
+      const expr = b.type ? `⟨${b.type}⟩` : b.value !== undefined ? (this.rewrite(b.value, -1, b.start, 1) ?? b.value) : undefined;
+      if (expr && !b.field) out.set(b.name, expr);
+    }
+    return out.size ? [...out] : undefined;
   }
 
   /** Whether a bare call's name is bound by the caller or a definition enclosing it (the file's own names are not: they are the project's). */
@@ -164,14 +175,22 @@ export class ReceiverText {
     return m[0];
   }
 
+  /** A callback's parameter written `⟪callee⟫arg.param` by the extractor (contextual typing). */
+  contextual(): { callee: string; arg: number; param: number } | undefined {
+    const m = /^⟪([^⟫]+)⟫(\d+)\.(\d+)/.exec(this.s.slice(this.i));
+    if (!m) return undefined;
+    this.i += m[0].length;
+    return { callee: m[1], arg: Number(m[2]), param: Number(m[3]) };
+  }
+
   /** A declared type written `⟨T⟩` by `Scopes.rewrite`. */
   declared(): string | undefined {
     return this.peek("⟨") ? this.group() : undefined;
   }
 
-  /** A string, number, array, object or regular expression literal (or a Go slice or map type): a builtin value. */
+  /** A string, number, array, object or regular expression literal (or a Go slice or map type, Python's `*args`, `**kwargs`): a builtin value. */
   literal(): boolean {
-    return /^(?:[rbuRBUf]{0,2}["'`]|-?\d|\[|\{|\/[^/*]|map\[)/.test(this.s.slice(this.i));
+    return /^(?:[rbuRBUf]{0,2}["'`]|-?\d|\[|\{|\/[^/*]|map\[|\*{1,2}[A-Za-z_]\w*$)/.test(this.s.slice(this.i));
   }
 
   /** Type arguments (`f<T>()`), if here. */

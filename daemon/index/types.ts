@@ -23,6 +23,8 @@ export interface RawDef {
   code: string;
   /** A function's declared return type, normalised (`typeText`): what a call of it evaluates to. */
   returnType?: string;
+  /** Its parameters' declared types as written (capped), by position: a callback passed to it takes its parameter types from them. */
+  paramTypes?: string[];
   /** A type's fields: name and the receiver expression of its value (`⟨T⟩` for a declared type, or the value's text). */
   fields?: [string, string][];
 }
@@ -67,6 +69,8 @@ export interface FileExtract {
   defs: RawDef[];
   calls: RawCall[];
   imports: RawImport[];
+  /** Names bound at file level with a declared type or value (`current_app: Flask = …`), as receiver expressions (see `RawDef.fields`). */
+  globals?: [string, string][];
   /** o200k tokens of the whole file (the baseline an agent would otherwise read). */
   tokens: number;
   /** Definitions left out for being nested deeper than MAX_DEF_DEPTH (extract.ts); the build lists the file as `too_deep`. */

@@ -159,3 +159,36 @@ describe("receiver types", () => {
     expect(g.callees("use_test.go::TestAll")).toEqual(["gin.go::Context.Next", "gin.go::CreateTestContext", "gin.go::New", "gin.go::RouterGroup.GET", "render.go::ProtoBuf.Render", "tree.go::methodTrees.get"]);
   });
 });
+
+describe("receiver types across files and members patched from elsewhere", () => {
+  it("Python: a variable another file binds with a declared type is typed where it is imported; *args and **kwargs are builtins", async () => {
+    const g = await graphOf({
+      "app.py": "class Flask:\n    def setdefault(self, k):\n        pass\n",
+      "globals.py": "from app import Flask\ncurrent_app: Flask = make_proxy()\n",
+      "use.py": "from globals import current_app\n\ndef run(*args, **kwargs):\n    kwargs.setdefault('a')\n    args.setdefault()\n    current_app.setdefault('b')\n",
+    });
+    expect(g.callees("use.py::run")).toEqual(["app.py::Flask.setdefault"]);
+  });
+
+  it("a type's own method wins over one a test file patches onto it (`Observable.prototype.subscribe = function`)", async () => {
+    const g = await graphOf({
+      "observable.ts": "export class Observable {\n  subscribe(): void {}\n}\n",
+      "use.ts": "import { Observable } from './observable';\nexport function run(o: Observable) {\n  o.subscribe();\n}\n",
+      "patch-spec.ts": "import { Observable } from './observable';\nObservable.prototype.subscribe = function () {};\n",
+    });
+    expect(g.callees("use.ts::run")).toEqual(["observable.ts::Observable.subscribe"]);
+  });
+});
+
+describe("contextual types of callbacks", () => {
+  it("an untyped callback parameter takes the type the callee declares for it (`operate((source, subscriber) => subscriber.next())`)", async () => {
+    const g = await graphOf({
+      "subscriber.ts": "export class Subscriber<T> {\n  next(v?: T): void {}\n}\n",
+      "observable.ts": "export class Observable<T> {\n  subscribe(): void {}\n}\n",
+      "queue.ts": "export class Queue {\n  next(): void {}\n  subscribe(): void {}\n}\n",
+      "lift.ts": "import { Observable } from './observable';\nimport { Subscriber } from './subscriber';\nexport function operate<T>(init: (source: Observable<T>, subscriber: Subscriber<T>) => void): void {}\n",
+      "take.ts": "import { operate } from './lift';\nexport function take() {\n  return operate((source, subscriber) => {\n    source.subscribe();\n    subscriber.next();\n  });\n}\n",
+    });
+    expect(g.callees("take.ts::take")).toEqual(["lift.ts::operate", "observable.ts::Observable.subscribe", "subscriber.ts::Subscriber.next"]);
+  });
+});

@@ -55,6 +55,14 @@ export interface LanguageSpec {
   imports(root: TSNode): RawImport[];
   /** A function's declared return type as written (`: Observable<T>`, `-> Response`, Go's first result). */
   returnType?(def: TSNode): string | undefined;
+  /** Its parameters' declared types as written, by position ("" for an untyped one). */
+  paramTypes?(def: TSNode): string[] | undefined;
+  /**
+   * An untyped parameter of a function passed as an argument (`operate((source, subscriber) => …)`):
+   * the call's callee text, the argument's and the parameter's positions; its type is the callee's
+   * parameter's (contextual typing).
+   */
+  contextualParam?(name: TSNode): { callee: string; arg: number; param: number } | undefined;
   /** Names the language defines everywhere (`Object`, `dict`, `len`): a receiver or call of one the project does not define is no call of the project. */
   builtins?: ReadonlySet<string>;
   /** The receiver type of a method declared outside its type (Go), if any. */

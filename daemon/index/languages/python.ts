@@ -12,8 +12,8 @@ const QUERY = `
 (default_parameter name: (identifier) @local.name)
 (typed_parameter (identifier) @local.name type: (type) @local.type)
 (typed_default_parameter name: (identifier) @local.name type: (type) @local.type)
-(list_splat_pattern (identifier) @local.name)
-(dictionary_splat_pattern (identifier) @local.name)
+(list_splat_pattern (identifier) @local.name) @local.value
+(dictionary_splat_pattern (identifier) @local.name) @local.value
 (assignment left: (identifier) @local.name type: (type) @local.type)
 (assignment left: (identifier) @local.name right: (_) @local.value)
 (assignment left: (identifier) @local.name)
@@ -125,7 +125,9 @@ export const python: LanguageSpec = {
   bases(def) {
     const sup = def.childForFieldName("superclasses");
     if (!sup) return [];
+    // A generic base (`ProxyMixin[Flask]`) is its class.
     return sup.namedChildren
+      .map((c) => (c?.type === "subscript" ? c.childForFieldName("value") : c))
       .filter((c): c is TSNode => !!c && (c.type === "identifier" || c.type === "attribute"))
       .map((c) => bareTypeName(c.text));
   },

@@ -188,10 +188,41 @@ function returnType(def: TSNode): string | undefined {
   return fn?.childForFieldName("return_type")?.text;
 }
 
+/** The function a definition is or holds (a declaration's or field's value). */
+function functionOf(def: TSNode): TSNode | null | undefined {
+  return def.type === "lexical_declaration" || def.type === "variable_declaration" ? def.namedChildren[0]?.childForFieldName("value") : def.type === "public_field_definition" || def.type === "field_definition" ? def.childForFieldName("value") : def.type === "assignment_expression" ? def.childForFieldName("right") : def;
+}
+
+function paramTypes(def: TSNode): string[] | undefined {
+  const params = functionOf(def)?.childForFieldName("parameters");
+  return params?.namedChildren.map((p) => p?.childForFieldName("type")?.text.replace(/^:\s*/, "") ?? "");
+}
+
+/** `f((a, b) => …)`, `x.m(function (a) {…})`: the callee, the argument's and the parameter's positions. */
+function contextualParam(name: TSNode): { callee: string; arg: number; param: number } | undefined {
+  let holder = name.parent;
+  let fn: TSNode | null | undefined;
+  let param = 0;
+  if (holder?.type === "arrow_function") fn = holder;
+  else if (holder?.type === "required_parameter" && holder.parent?.type === "formal_parameters") {
+    param = holder.parent.namedChildren.findIndex((c) => c?.id === holder!.id);
+    fn = holder.parent.parent;
+  } else if (holder?.type === "formal_parameters") {
+    param = holder.namedChildren.findIndex((c) => c?.id === name.id);
+    fn = holder.parent;
+  }
+  const args = fn?.parent;
+  const call = args?.parent;
+  if (!fn || args?.type !== "arguments" || call?.type !== "call_expression") return undefined;
+  const callee = call.childForFieldName("function")?.text;
+  if (!callee || !/^[\w$.]+$/.test(callee)) return undefined;
+  return { callee, arg: args.namedChildren.findIndex((c) => c?.id === fn!.id), param };
+}
+
 /** Globals of JavaScript's runtimes: a receiver or type named so, and not defined by the project, is none of its. */
 const BUILTINS = new Set(["Object", "Array", "Math", "JSON", "Promise", "console", "Reflect", "Symbol", "Number", "String", "Boolean", "Date", "Error", "TypeError", "RangeError", "Map", "Set", "WeakMap", "WeakSet", "RegExp", "BigInt", "Intl", "process", "Buffer", "document", "window", "globalThis", "performance", "Function", "ArrayBuffer", "Uint8Array", "Proxy", "string", "number", "boolean", "any", "unknown", "never", "object", "symbol", "bigint", "Record", "Partial", "Readonly", "ReadonlyArray", "Iterable", "AsyncIterable", "Iterator", "PromiseLike"]);
 
-const common = { docstring, bases, returnType, builtins: BUILTINS, imports: importsOf, moduleDoc, receiverType, selfNames: ["this"], family: "js", resolveImport };
+const common = { docstring, bases, returnType, paramTypes, contextualParam, builtins: BUILTINS, imports: importsOf, moduleDoc, receiverType, selfNames: ["this"], family: "js", resolveImport };
 
 export const typescript: LanguageSpec = {
   id: "typescript",

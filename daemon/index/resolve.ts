@@ -660,8 +660,9 @@ export class GraphResolver {
       const called = ex.args();
       if (cur.kind === "outside") return cur;
       if (called) {
+        // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
         const m = this.memberOfValue(fi, cur, name);
-        cur = m ? this.returned(m, depth) : undefined;
+        cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
       } else cur = cur.kind === "type" ? this.fieldValue(cur.id, name, depth) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
     }
     return cur;

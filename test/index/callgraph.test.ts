@@ -192,3 +192,15 @@ describe("contextual types of callbacks", () => {
     expect(g.callees("take.ts::take")).toEqual(["lift.ts::operate", "observable.ts::Observable.subscribe", "subscriber.ts::Subscriber.next"]);
   });
 });
+
+describe("classes made through a module", () => {
+  it("mod.C(…).m() is C's m, and what m returns types the next call", async () => {
+    const g = await graphOf({
+      "req/__init__.py": "from .models import Request\n",
+      "req/models.py": "class PreparedRequest:\n    def send(self):\n        pass\n\nclass Request:\n    def prepare(self) -> PreparedRequest:\n        pass\n",
+      "other.py": "class Other:\n    def prepare(self):\n        pass\n\n    def send(self):\n        pass\n",
+      "t.py": "import req\n\ndef test():\n    r = req.Request(1).prepare()\n    r.send()\n",
+    });
+    expect(g.callees("t.py::test")).toEqual(["req/models.py::PreparedRequest.send", "req/models.py::Request", "req/models.py::Request.prepare"]);
+  });
+});

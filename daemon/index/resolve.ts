@@ -750,6 +750,7 @@ export class GraphResolver {
       const v = this.receiverValue(fi, caller, callerId, ctx.callee.slice(0, dot), depth + 1);
       callee = v ? this.memberOfValue(fi, v, ctx.callee.slice(dot + 1)) : undefined;
     }
+    if (callee && CLASS_LIKE.has(this.nodes.get(callee)?.type ?? "")) callee = this.memberOf(callee, "constructor");
     const info = callee ? this.nodes.get(callee) : undefined;
     const st = info ? this.files.get(info.file) : undefined;
     if (!info || !st || info.index === undefined) return undefined;

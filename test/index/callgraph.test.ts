@@ -204,3 +204,15 @@ describe("classes made through a module", () => {
     expect(g.callees("t.py::test")).toEqual(["req/models.py::PreparedRequest.send", "req/models.py::Request", "req/models.py::Request.prepare"]);
   });
 });
+
+describe("contextual types through constructors", () => {
+  it("new C((subscriber) => subscriber.next()) types the parameter by C's constructor", async () => {
+    const g = await graphOf({
+      "subscriber.ts": "export class Subscriber<T> {\n  next(v?: T): void {}\n}\n",
+      "queue.ts": "export class Queue {\n  next(): void {}\n}\n",
+      "observable.ts": "import { Subscriber } from './subscriber';\nexport class Observable<T> {\n  constructor(subscribe?: (subscriber: Subscriber<T>) => void) {}\n}\n",
+      "of.ts": "import { Observable } from './observable';\nexport function of() {\n  return new Observable((subscriber) => {\n    subscriber.next();\n  });\n}\n",
+    });
+    expect(g.callees("of.ts::of")).toEqual(["observable.ts::Observable", "subscriber.ts::Subscriber.next"]);
+  });
+});

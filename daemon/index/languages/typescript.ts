@@ -213,8 +213,9 @@ function contextualParam(name: TSNode): { callee: string; arg: number; param: nu
   }
   const args = fn?.parent;
   const call = args?.parent;
-  if (!fn || args?.type !== "arguments" || call?.type !== "call_expression") return undefined;
-  const callee = call.childForFieldName("function")?.text;
+  if (!fn || args?.type !== "arguments" || (call?.type !== "call_expression" && call?.type !== "new_expression")) return undefined;
+  // `new C(cb)`: the callee is C, whose constructor declares the callback's type.
+  const callee = call.childForFieldName(call.type === "new_expression" ? "constructor" : "function")?.text;
   if (!callee || !/^[\w$.]+$/.test(callee)) return undefined;
   return { callee, arg: args.namedChildren.findIndex((c) => c?.id === fn!.id), param };
 }

@@ -758,7 +758,8 @@ export class GraphResolver {
     const fnType = st.ex.defs[info.index].paramTypes?.[ctx.arg];
     if (!fnType?.startsWith("(")) return undefined;
     const params = new ReceiverText(fnType).group();
-    const p = params === undefined ? undefined : splitTop(params, ",")[ctx.param];
+    // TypeScript's `this:` pseudo-parameter takes no argument.
+    const p = params === undefined ? undefined : splitTop(params, ",").filter((x) => !/^\s*this\s*:/.test(x))[ctx.param];
     const t = p?.includes(":") ? typeText(p.slice(p.indexOf(":") + 1)) : undefined;
     return t ? this.typeNamed(st, t) : undefined;
   }

@@ -210,7 +210,7 @@ describe("contextual types through constructors", () => {
     const g = await graphOf({
       "subscriber.ts": "export class Subscriber<T> {\n  next(v?: T): void {}\n}\n",
       "queue.ts": "export class Queue {\n  next(): void {}\n}\n",
-      "observable.ts": "import { Subscriber } from './subscriber';\nexport class Observable<T> {\n  constructor(subscribe?: (subscriber: Subscriber<T>) => void) {}\n}\n",
+      "observable.ts": "import { Subscriber } from './subscriber';\nexport class Observable<T> {\n  constructor(subscribe?: (this: Observable<T>, subscriber: Subscriber<T>) => void) {}\n}\n",
       "of.ts": "import { Observable } from './observable';\nexport function of() {\n  return new Observable((subscriber) => {\n    subscriber.next();\n  });\n}\n",
     });
     expect(g.callees("of.ts::of")).toEqual(["observable.ts::Observable", "subscriber.ts::Subscriber.next"]);

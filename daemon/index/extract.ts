@@ -4,6 +4,7 @@ import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
 import { hasCopyMark } from "./file-role.js";
 import { countTokens } from "../../shared/tokens.js";
 import type { LanguageSpec } from "./languages/language.js";
+import { Scopes, typeText, type Binding } from "./scope.js";
 import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
 
 const CODE_CAP = 1600; // chars of source kept per definition (classes keep their head)
@@ -81,11 +82,11 @@ export class Extractor {
     // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
     const defined = new Map<number, { pattern: number; at: number }>();
     const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
-    const locals: { start: number; name: string; type: string }[] = [];
+    const locals: Binding[] = [];
     const declares: { name: string; line: number }[] = [];
     for (const m of query.matches(root)) {
       let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
-      let localName: TSNode | undefined, localType: TSNode | undefined;
+      let localName: TSNode | undefined, localType: TSNode | undefined, localValue: TSNode | undefined, field = false;
       for (const c of m.captures) {
         if (c.name === "decl") declares.push({ name: c.node.text, line: c.node.startPosition.row + 1 });
         else if (c.name.startsWith("def.")) {
@@ -96,10 +97,16 @@ export class Extractor {
         else if (c.name === "call.name") callName = c.node;
         else if (c.name === "call.receiver") receiver = c.node;
         else if (c.name === "local.name") localName = c.node;
-        else if (c.name === "local.type") localType = c.node;
+        else if (c.name === "local.field") {
+          localName = c.node;
+          field = true;
+        } else if (c.name === "local.type") localType = c.node;
+        else if (c.name === "local.value") localValue = c.node;
       }
-      if (localName && localType) {
-        locals.push({ start: localName.startIndex, name: localName.text, type: localType.text });
+      if (localName) {
+        const ctx = !localType && !localValue ? spec.contextualParam?.(localName) : undefined;
+        const value = ctx ? `⟪${ctx.callee}⟫${ctx.arg}.${ctx.param}` : localValue?.text;
+        locals.push({ start: localName.startIndex, name: localName.text, type: localType ? typeText(localType.text) : undefined, value, field });
       } else if (def && kind && name) {
         if (spec.declarationOnly?.(def)) continue;
         const n = kind === "impl" ? implName(name.text) : name.text;
@@ -124,12 +131,15 @@ export class Extractor {
     const scoped = (top: (typeof stack)[number] | undefined, name: string) => (top?.kind === "scope" ? `${top.qualified}.${name}` : name);
     const ownerAt: { start: number; end: number; index: number }[] = [];
     const depthOf: number[] = [];
+    const nested: { owner: number; start: number; name: string }[] = [];
     let tooDeep = 0;
     for (const f of found) {
       while (stack.length && stack[stack.length - 1].end <= f.start) stack.pop();
       const top = stack[stack.length - 1];
       if (top && top.end >= f.end && top.kind !== "impl" && top.kind !== "scope" && !CONTAINERS.has(top.kind)) {
-        continue; // nested helper inside a function: its calls count for the enclosing function
+        // A nested helper inside a function: its calls count for the enclosing function, its name is that function's.
+        if (top.index >= 0) nested.push({ owner: top.index, start: f.start, name: f.name });
+        continue;
       }
       if (f.kind === "impl") {
         stack.push({ end: f.end, kind: "impl", index: -1, qualified: f.name, receiver: f.name });
@@ -190,6 +200,11 @@ export class Extractor {
         receiverType,
         code: source.slice(f.start, Math.min(f.end, f.start + CODE_CAP)),
       });
+      const returned = spec.returnType?.(f.node);
+      const rt = returned ? typeText(returned) : undefined;
+      if (rt) defs[index].returnType = rt;
+      const params = spec.paramTypes?.(f.node);
+      if (params?.some(Boolean)) defs[index].paramTypes = params.map((t) => t.slice(0, 300));
       stack.push({ end: f.end, kind, index, qualified });
       ownerAt.push({ start: f.start, end: f.end, index });
     }
@@ -201,20 +216,12 @@ export class Extractor {
       if (target) target.bases.push(...traits);
     }
 
-    // Typed variables by the definition declaring them (-1: the file): a call on one names its type.
-    const typed = new Map<number, Map<string, string>>();
-    for (const l of locals) {
-      const owner = innermost(ownerAt, l.start);
-      let names = typed.get(owner);
-      if (!names) typed.set(owner, (names = new Map()));
-      names.set(l.name, l.type);
-    }
-    const typeOf = (caller: number, name: string): string | undefined => {
-      for (let i = caller; ; i = defs[i].parent) {
-        const t = typed.get(i)?.get(name);
-        if (t || i < 0) return t;
-      }
-    };
+    // Names bound by each definition (-1: the file): a call on one reads through it; a bare call of one is none of the project's.
+    const scopes = new Scopes(defs, spec.selfNames, (d) => CONTAINERS.has(d.kind));
+    for (const l of locals) scopes.add(innermost(ownerAt, l.start), l);
+    for (const n of nested) scopes.add(n.owner, { start: n.start, name: n.name });
+    scopes.collectFields();
+    const globals = scopes.globals();
 
     const calls: RawCall[] = [];
     callSites.sort((a, b) => a.start - b.start);
@@ -231,8 +238,11 @@ export class Extractor {
           break;
         }
       }
-      const receiver = c.receiver && typed.size ? (typeOf(caller, c.receiver) ?? c.receiver) : c.receiver;
-      calls.push({ caller, name: c.name, receiver, line: c.line });
+      const call: RawCall = { caller, name: c.name, receiver: c.receiver, line: c.line };
+      const receiverType = c.receiver ? scopes.rewrite(c.receiver, caller, c.start) : undefined;
+      if (receiverType) call.receiverType = receiverType;
+      if (!c.receiver && scopes.shadows(caller, c.name)) call.shadowed = true;
+      calls.push(call);
     }
 
     return {
@@ -245,6 +255,7 @@ export class Extractor {
       defs,
       calls,
       imports: spec.imports(root),
+      ...(globals ? { globals } : {}),
       tokens: countTokens(source),
       ...(tooDeep ? { tooDeep } : {}),
       ...(hasCopyMark(source) ? { copyMark: true } : {}),

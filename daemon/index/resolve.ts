@@ -4,6 +4,7 @@ import { languageById } from "./languages/registry.js";
 import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
+import { ReceiverText, splitTop, typeText } from "./scope.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -77,7 +78,17 @@ interface NodeInfo {
   family: string;
   file: string;
   parent?: string;
+  /** Index of the definition in its file's extract. */
+  index?: number;
 }
+
+/**
+ * What a receiver evaluates to: an instance or the static side of a type of the project (`sup`: its
+ * bases only, `super`), a file of the project, or something outside it (a builtin, a literal, a
+ * standard or third-party module): a call on that is none of the project's.
+ */
+type Value = { kind: "type"; id: string; sup?: boolean } | { kind: "file"; file: string } | { kind: "module"; spec: string } | { kind: "outside"; type?: string };
+const OUTSIDE: Value = { kind: "outside" };
 
 /** A file's results before an update: to tell what the update changed. */
 interface Before {
@@ -88,9 +99,11 @@ interface Before {
 
 interface Member {
   id: string;
-  /** Later wins, as definitions override: a type's own members in order, then methods attached from other files by path. */
+  /** `0\0index` for a type's own members, `1\0path\0index` for methods attached from elsewhere: later wins among each. */
   rank: string;
 }
+
+const own = (m: Member): number => (m.rank.startsWith("0\0") ? 1 : 0);
 
 /** One file's facts and the results of its last resolution. */
 interface FileState {
@@ -138,6 +151,8 @@ export class GraphResolver {
   private edgeTotal = 0;
   /** Hashes of the lookups of the file being resolved. */
   private recording: Set<number> | undefined;
+  /** The file whose calls are being resolved: its own names need no recording. */
+  private current: FileState | undefined;
 
   constructor(opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}) {
     this.project = new ProjectFiles(opts.tsPaths);
@@ -361,10 +376,15 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
-      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0};`;
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""};`;
       if (d.parent >= 0) p.parents.push(parent);
       prints.set(d.name, p);
     });
+    for (const [name, expr] of ex.globals ?? []) {
+      const p = prints.get(name) ?? { text: "", parents: [] };
+      p.text += `global|${expr};`;
+      prints.set(name, p);
+    }
     for (const [name, p] of prints) st.prints.set(name, { print: printHash(p.text), parents: p.parents });
     for (const imp of ex.imports) {
       for (const { name, alias } of imp.names) st.imported.set(alias, { module: imp.module, name });
@@ -395,6 +415,9 @@ export class GraphResolver {
       const b = now?.imported.get(alias);
       if (a?.module !== b?.module || a?.name !== b?.name) emit(`f:${st.ex.path}\0${alias}`);
     }
+    for (const alias of new Set([...(old?.moduleAliases.keys() ?? []), ...(now?.moduleAliases.keys() ?? [])])) {
+      if (old?.moduleAliases.get(alias) !== now?.moduleAliases.get(alias)) emit(`f:${st.ex.path}\0${alias}`);
+    }
   }
 
   private register(st: FileState): void {
@@ -405,7 +428,7 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const id = st.ids[i];
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
-      this.nodes.set(id, { name: d.name, type: d.kind, family: st.family, file: ex.path, parent });
+      this.nodes.set(id, { name: d.name, type: d.kind, family: st.family, file: ex.path, parent, index: i });
       const list = this.byName.get(d.name);
       if (list) list.push(id);
       else this.byName.set(d.name, [id]);
@@ -506,7 +529,8 @@ export class GraphResolver {
     const keys: (number | string)[] = [];
     const seen = new Set<number | string>();
     const add = (source: string, target: string, type: GraphEdge["type"]) => {
-      if (source === target) return;
+      // A def calling itself is recursion, a fact worth keeping; nothing contains, inherits or imports itself.
+      if (source === target && type !== "calls") return;
       const k = this.keys.key(source, target, type);
       if (seen.has(k)) return;
       seen.add(k);
@@ -528,43 +552,314 @@ export class GraphResolver {
       }
       add(ex.path, target, "imports");
     }
-    for (const d of ex.declares ?? []) {
-      // A prototype joins its definition elsewhere; one defined here (declared first) needs no edge.
-      if (fi.topLevel.has(d.name)) continue;
-      const target = this.resolveName(fi, d.name);
-      if (target && this.nodes.get(target)?.file !== ex.path) add(ex.path, target, "declares");
-    }
-    const { selfNames, implicitSelf } = fi.spec;
-    for (const c of ex.calls) {
-      const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
-      const caller = ex.defs[c.caller];
-      let target: string | undefined;
-      const recv = (c.receiver && fi.spec.typeReceiver?.(c.receiver)) || c.receiver;
-      if (!recv) {
-        const t = implicitSelf ? this.enclosingType(callerId) : undefined;
-        target = (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name);
-      } else if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
-        const t = this.enclosingType(callerId);
-        target = t ? this.memberOf(t, c.name) : fi.spec.fileStruct ? this.fileTop(ex.path, c.name) : undefined;
-        if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
-          // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
-          const sibling = `${ex.path}::${caller.qualifiedName.slice(0, caller.qualifiedName.lastIndexOf(".") + 1)}${c.name}`;
-          if (this.nodes.get(sibling)?.file === ex.path) target = sibling;
-        }
-      } else if (fi.moduleAliases.has(recv)) {
-        target = this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
-      } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv) || DOTTED_NAME.test(recv)) {
-        const cls = this.resolveName(fi, recv, true);
-        const clsNode = cls ? this.nodes.get(cls) : undefined;
-        if (clsNode && CLASS_LIKE.has(clsNode.type)) target = this.memberOf(cls!, c.name);
-        else if (clsNode?.type === "module") target = this.fileTop(cls!, c.name);
-        else if (!TOO_COMMON.has(c.name) && c.name.length > 3 && !fi.spec.moduleReceivers) target = this.unique(c.name, fi.family, false, false);
-      } else if (!TOO_COMMON.has(c.name) && c.name.length > 3 && !fi.spec.moduleReceivers) {
-        target = this.unique(c.name, fi.family, false, false);
+    this.current = fi;
+    try {
+      for (const d of ex.declares ?? []) {
+        // A prototype joins its definition elsewhere; one defined here (declared first) needs no edge.
+        if (fi.topLevel.has(d.name)) continue;
+        const target = this.resolveName(fi, d.name);
+        if (target && this.nodes.get(target)?.file !== ex.path) add(ex.path, target, "declares");
       }
-      if (target) add(callerId, target, "calls");
+      for (const c of ex.calls) {
+        const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
+        const target = this.callTarget(fi, c, callerId);
+        if (target) add(callerId, target, "calls");
+      }
+    } finally {
+      this.current = undefined;
     }
     fi.edgeKeys = keys;
+  }
+
+  /** The definition a call names, if the project defines it. */
+  private callTarget(fi: FileState, c: FileExtract["calls"][number], callerId: string): string | undefined {
+    const { ex } = fi;
+    const { selfNames, implicitSelf } = fi.spec;
+    const caller = ex.defs[c.caller];
+    const recv = (c.receiver && fi.spec.typeReceiver?.(c.receiver)) || c.receiver;
+    if (!recv) {
+      const builtin = fi.spec.builtins?.has(c.name);
+      if (c.name === "super" && !builtin) return this.baseConstructor(this.enclosingType(callerId));
+      // A name the caller binds (a parameter, a local, a nested helper) is none of the project's definitions.
+      if (c.shadowed) return undefined;
+      const t = implicitSelf ? this.enclosingType(callerId) : undefined;
+      // A builtin's name is the project's only where the project declares it.
+      return (t ? this.memberOf(t, c.name) : undefined) ?? this.resolveName(fi, c.name, false, builtin);
+    }
+    if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
+      const t = this.enclosingType(callerId);
+      let target = t ? this.memberOf(t, c.name) : fi.spec.fileStruct ? this.fileTop(ex.path, c.name) : undefined;
+      if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
+        // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
+        const sibling = `${ex.path}::${caller.qualifiedName.slice(0, caller.qualifiedName.lastIndexOf(".") + 1)}${c.name}`;
+        if (this.nodes.get(sibling)?.file === ex.path) target = sibling;
+      }
+      return target;
+    }
+    if (!c.receiverType && fi.moduleAliases.has(recv)) return this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
+    const v = this.receiverValue(fi, c.caller, callerId, c.receiverType ?? recv);
+    if (v) return this.memberOfValue(fi, v, c.name);
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv) || DOTTED_NAME.test(recv)) {
+      const cls = this.resolveName(fi, recv, true);
+      const clsNode = cls ? this.nodes.get(cls) : undefined;
+      if (clsNode && CLASS_LIKE.has(clsNode.type)) return this.memberOf(cls!, c.name);
+      if (clsNode?.type === "module") return this.fileTop(cls!, c.name);
+    }
+    // A receiver of unknown type: a method defined once in the project, never a top-level function.
+    if (TOO_COMMON.has(c.name) || c.name.length <= 3 || fi.spec.moduleReceivers) return undefined;
+    return this.unique(c.name, fi.family, false, false, true);
+  }
+
+  /** A member of what a receiver evaluated to. */
+  private memberOfValue(fi: FileState, v: Value, name: string): string | undefined {
+    switch (v.kind) {
+      case "type":
+        return v.sup ? this.superMember(v.id, name) : this.memberOf(v.id, name);
+      case "file":
+        return this.fileTop(v.file, name);
+      case "module":
+        return this.lookupInModule(fi, v.spec, name);
+      default: {
+        // A type outside the project may still have members defined in it (Kotlin's or Swift's extensions: `fun Context.findActivity()`).
+        const ext = v.type ? this.unique(name, fi.family, false, false) : undefined;
+        return ext?.endsWith(`::${v.type}.${name}`) || ext?.endsWith(`.${v.type}.${name}`) ? ext : undefined;
+      }
+    }
+  }
+
+  /** A member as `super.m()` finds it: in the bases, in order. */
+  private superMember(typeId: string, name: string): string | undefined {
+    this.dep("t:", typeId);
+    for (const b of this.baseIds.get(typeId) ?? []) {
+      const hit = this.memberOf(b, name);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  /** What `super(…)` calls: the first class base's constructor (its own or inherited), else that class. */
+  private baseConstructor(typeId: string | undefined): string | undefined {
+    if (!typeId) return undefined;
+    this.dep("t:", typeId);
+    for (const b of this.baseIds.get(typeId) ?? []) {
+      if (this.nodes.get(b)?.type !== "class") continue;
+      return this.memberOf(b, "constructor") ?? b;
+    }
+    return undefined;
+  }
+
+  /**
+   * What a receiver expression evaluates to, as far as the project's declarations say: its first
+   * name (a type `⟨T⟩`, `this`, a class, a module, a call, `new C()`, a literal), then each field
+   * (`.x`: the type's declared field) and call (`.m()`: the method's return type) after it.
+   * Undefined when some step is not known.
+   */
+  private receiverValue(fi: FileState, caller: number, callerId: string, text: string, depth = 0): Value | undefined {
+    if (depth > 4) return undefined;
+    const ex = new ReceiverText(text);
+    let cur = this.rootValue(fi, caller, callerId, ex, depth);
+    // Whatever follows a value outside the project stays outside it.
+    if (cur?.kind === "outside") return cur;
+    while (!ex.done()) {
+      if (ex.eat("!")) continue;
+      if (ex.eat(".(")) {
+        // Go's type assertion `x.(T)`: the type, whatever x was.
+        const t = ex.until(")");
+        cur = t === undefined ? undefined : this.typeNamed(fi, typeText(t) ?? "");
+        continue;
+      }
+      if (!cur || (!ex.eat("?.") && !ex.eat("."))) return undefined;
+      const name = ex.name();
+      if (!name) return undefined;
+      ex.generics();
+      const called = ex.args();
+      if (cur.kind === "outside") return cur;
+      if (called) {
+        // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
+        const m = this.memberOfValue(fi, cur, name);
+        cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
+      } else cur = cur.kind === "type" ? this.fieldValue(cur.id, name, depth) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
+    }
+    return cur;
+  }
+
+  private rootValue(fi: FileState, caller: number, callerId: string, ex: ReceiverText, depth: number): Value | undefined {
+    const declared = ex.declared();
+    if (declared !== undefined) return this.typeNamed(fi, declared);
+    const ctx = ex.contextual();
+    if (ctx) return this.callbackParam(fi, caller, callerId, ctx, depth);
+    if (ex.literal()) return OUTSIDE;
+    if (ex.eat("new ")) {
+      const t = ex.qualified();
+      ex.generics();
+      ex.args();
+      return t ? this.typeNamed(fi, t) : undefined;
+    }
+    ex.eat("&");
+    if (ex.peek("(")) {
+      const inner = ex.group();
+      if (inner === undefined) return undefined;
+      const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/);
+      return cast ? this.typeNamed(fi, cast[1]) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
+    }
+    const name = ex.name();
+    if (!name) return undefined;
+    if (ex.peek("{")) {
+      // Go's composite literal `T{…}`.
+      ex.group();
+      return this.typeNamed(fi, name);
+    }
+    const { selfNames, builtins } = fi.spec;
+    if (name === "super") {
+      ex.args();
+      const t = this.enclosingType(callerId);
+      return t ? { kind: "type", id: t, sup: true } : undefined;
+    }
+    if (selfNames.includes(name) || (caller >= 0 && fi.receiverVars.get(caller) === name)) {
+      const t = this.enclosingType(callerId);
+      return t ? { kind: "type", id: t } : undefined;
+    }
+    if (ex.peek("(") || ex.peek("<")) {
+      ex.generics();
+      const args = ex.group();
+      if (name === "new" && fi.spec.id === "go") return this.typeNamed(fi, typeText(args ?? "") ?? "");
+      const target = this.resolveName(fi, name, false, true);
+      const node = target ? this.nodes.get(target) : undefined;
+      if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: target! };
+      if (node && (node.type === "function" || node.type === "method")) return this.returned(target!, depth);
+      return this.outsideName(fi, name) ? OUTSIDE : undefined;
+    }
+    const alias = this.aliasOf(fi, name);
+    if (alias !== undefined) return this.importFiles(fi, alias).length ? { kind: "module", spec: alias } : OUTSIDE;
+    const target = this.resolveName(fi, name, true, true);
+    const node = target ? this.nodes.get(target) : undefined;
+    if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: target! };
+    if (node?.type === "module") return { kind: "file", file: target! };
+    if (!target) {
+      const global = this.importedGlobal(fi, name, depth);
+      if (global) return global;
+    }
+    return builtins?.has(name) || this.outsideName(fi, name) ? OUTSIDE : undefined;
+  }
+
+  /** A variable another file of the project binds at file level and this one imports (`from .globals import current_app`). */
+  private importedGlobal(fi: FileState, name: string, depth: number): Value | undefined {
+    const imp = this.importedOf(fi, name);
+    if (!imp) return undefined;
+    for (const p of this.importFiles(fi, imp.module)) {
+      const st = this.files.get(p);
+      if (!st) continue;
+      this.dep("f:", p, "\0", imp.name);
+      const expr = st.ex.globals?.find(([n]) => n === imp.name)?.[1];
+      if (expr !== undefined) return this.receiverValue(st, -1, p, expr, depth + 1);
+    }
+    return undefined;
+  }
+
+  /** The type of a callback's parameter: the callee's parameter of function type, at its position (`init: (source: Observable<T>, …) => …`). */
+  private callbackParam(fi: FileState, caller: number, callerId: string, ctx: { callee: string; arg: number; param: number }, depth: number): Value | undefined {
+    const dot = ctx.callee.lastIndexOf(".");
+    let callee: string | undefined;
+    if (dot < 0) callee = this.resolveName(fi, ctx.callee, false, true);
+    else {
+      const v = this.receiverValue(fi, caller, callerId, ctx.callee.slice(0, dot), depth + 1);
+      callee = v ? this.memberOfValue(fi, v, ctx.callee.slice(dot + 1)) : undefined;
+    }
+    if (callee && CLASS_LIKE.has(this.nodes.get(callee)?.type ?? "")) callee = this.memberOf(callee, "constructor");
+    const info = callee ? this.nodes.get(callee) : undefined;
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined) return undefined;
+    this.dep("f:", info.file, "\0", info.name);
+    const fnType = st.ex.defs[info.index].paramTypes?.[ctx.arg];
+    if (!fnType?.startsWith("(")) return undefined;
+    const params = new ReceiverText(fnType).group();
+    // TypeScript's `this:` pseudo-parameter takes no argument.
+    const p = params === undefined ? undefined : splitTop(params, ",").filter((x) => !/^\s*this\s*:/.test(x))[ctx.param];
+    const t = p?.includes(":") ? typeText(p.slice(p.indexOf(":") + 1)) : undefined;
+    return t ? this.typeNamed(st, t) : undefined;
+  }
+
+  /** A name the file imports from a module outside the project, or a builtin of its language it does not define. */
+  private outsideName(fi: FileState, name: string): boolean {
+    const imp = this.importedOf(fi, name);
+    if (imp) return this.importFiles(fi, imp.module).length === 0;
+    return !!fi.spec.builtins?.has(name);
+  }
+
+  /** A declared type, in the file declaring it: a type of the project, or something outside it. */
+  private typeNamed(fi: FileState, t: string): Value | undefined {
+    if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(t)) return { kind: "outside" };
+    const parts = t.split(".");
+    const last = parts[parts.length - 1];
+    const outside: Value = { kind: "outside", type: last };
+    if (parts.length > 1) {
+      const alias = this.aliasOf(fi, parts[0]);
+      if (alias !== undefined) {
+        if (this.importFiles(fi, alias).length === 0) return outside;
+        const hit = this.lookupInModule(fi, alias, last);
+        return hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "") ? { kind: "type", id: hit } : undefined;
+      }
+      if (this.outsideName(fi, parts[0])) return outside;
+    } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
+    else if (this.outsideName(fi, t)) return outside;
+    const hit = this.resolveName(fi, last, true);
+    if (hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "")) return { kind: "type", id: hit };
+    // A name no file of the project declares: a type parameter, a builtin or a dependency's type.
+    return hit ? undefined : OUTSIDE;
+  }
+
+  private definedHere(fi: FileState, name: string): boolean {
+    return !!(fi === this.current ? fi.topLevel.get(name) : this.fileTop(fi.ex.path, name));
+  }
+
+  /** What a call of a definition returns, by its declared return type, in its own file. */
+  private returned(id: string, depth: number): Value | undefined {
+    const info = this.nodes.get(id);
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined) return undefined;
+    this.dep("f:", info.file, "\0", info.name);
+    const rt = st.ex.defs[info.index].returnType;
+    if (!rt) return undefined;
+    if (rt === "this" || rt === "Self") {
+      const t = this.enclosingType(id);
+      return t ? { kind: "type", id: t } : undefined;
+    }
+    return this.typeNamed(st, rt);
+  }
+
+  /** A field of a type (or of its bases), evaluated in the type's own file. */
+  private fieldValue(typeId: string, name: string, depth: number, hops = 0): Value | undefined {
+    const info = this.nodes.get(typeId);
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined || hops > 3) return undefined;
+    this.dep("f:", info.file, "\0", info.name);
+    const expr = st.ex.defs[info.index].fields?.find(([n]) => n === name)?.[1];
+    if (expr !== undefined) return this.receiverValue(st, info.index, typeId, expr, depth + 1);
+    this.dep("t:", typeId);
+    for (const b of this.baseIds.get(typeId) ?? []) {
+      const v = this.fieldValue(b, name, depth, hops + 1);
+      if (v) return v;
+    }
+    return undefined;
+  }
+
+  /** `pkg.Name` of a module: a type of the project, else unknown. */
+  private moduleMember(fi: FileState, spec: string, name: string): Value | undefined {
+    const hit = this.lookupInModule(fi, spec, name);
+    const node = hit ? this.nodes.get(hit) : undefined;
+    if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: hit! };
+    if (node?.type === "module") return { kind: "file", file: hit! };
+    return undefined;
+  }
+
+  /** A whole-module import's alias in a file (recorded when the file is not the one being resolved). */
+  private aliasOf(fi: FileState, name: string): string | undefined {
+    if (fi !== this.current) this.dep("f:", fi.ex.path, "\0", name);
+    return fi.moduleAliases.get(name);
+  }
+
+  private importedOf(fi: FileState, name: string): { module: string; name: string } | undefined {
+    return fi === this.current ? fi.imported.get(name) : this.fileImported(fi.ex.path, name);
   }
 
   /** Nodes of one file, as stored and served; `ex` is its full extract (the state keeps no code). */
@@ -612,19 +907,19 @@ export class GraphResolver {
   // Lookups. Each records what it asked, so a change of the answer re-resolves the asking file.
 
   /** The one definition of `name` in the family, if there is exactly one (methods and kinds filtered). */
-  private unique(name: string, family: string, classOnly: boolean, excludeMethods: boolean): string | undefined {
+  private unique(name: string, family: string, classOnly: boolean, excludeMethods: boolean, methodsOnly = false): string | undefined {
     this.dep("n:", name);
     const ids = this.byName.get(name);
     if (!ids) return undefined;
     let answers = this.uniques.get(name);
     if (!answers) this.uniques.set(name, (answers = new Map()));
-    const variant = `${family}\0${classOnly ? 1 : 0}${excludeMethods ? 1 : 0}`;
+    const variant = `${family}\0${classOnly ? 1 : 0}${excludeMethods ? 1 : 0}${methodsOnly ? 1 : 0}`;
     let hit = answers.get(variant);
     if (hit === undefined) {
       hit = null;
       for (const id of ids) {
         const n = this.nodes.get(id)!;
-        if (n.family !== family || (classOnly && !CLASS_LIKE.has(n.type)) || (excludeMethods && n.type === "method")) continue;
+        if (n.family !== family || (classOnly && !CLASS_LIKE.has(n.type)) || (excludeMethods && n.type === "method") || (methodsOnly && n.type !== "method" && !this.hasReceiver(n))) continue;
         if (hit) {
           hit = null;
           break;
@@ -634,6 +929,11 @@ export class GraphResolver {
       answers.set(variant, hit);
     }
     return hit ?? undefined;
+  }
+
+  /** A function declared on a receiver (Go's methods, Kotlin's extension functions), wherever its type is. */
+  private hasReceiver(n: NodeInfo): boolean {
+    return n.index !== undefined && !!this.files.get(n.file)?.ex.defs[n.index]?.receiverType;
   }
 
   /** A top-level name of a directory-scoped package (the first file in path order defining it). */
@@ -663,8 +963,10 @@ export class GraphResolver {
     this.dep("m:", typeId, "\0", name);
     const list = this.members.get(typeId)?.get(name);
     if (!list?.length) return undefined;
+    // A type's own member wins over one attached from elsewhere (a test's `X.prototype.m = function`,
+    // an extension function a member shadows); among each, the later definition.
     let best = list[0];
-    for (const m of list) if (m.rank > best.rank) best = m;
+    for (const m of list) if (own(m) > own(best) || (own(m) === own(best) && m.rank > best.rank)) best = m;
     return best.id;
   }
 
@@ -756,21 +1058,22 @@ export class GraphResolver {
     return undefined;
   }
 
-  private resolveName(fi: FileState, name: string, wantClass = false): string | undefined {
-    const local = fi.topLevel.get(name);
+  /** A name as a file sees it; `declaredOnly`: no guess by the name's uniqueness in the project. */
+  private resolveName(fi: FileState, name: string, wantClass = false, declaredOnly = false): string | undefined {
+    const local = fi === this.current ? fi.topLevel.get(name) : this.fileTop(fi.ex.path, name);
     if (local) return local;
     if (fi.spec.directoryScope) {
       const pkg = this.dirName(fi.family, fi.dir, name);
       if (pkg) return pkg;
     }
-    const imp = fi.imported.get(name);
+    const imp = this.importedOf(fi, name);
     if (imp) {
       const hit = this.lookupInModule(fi, imp.module, imp.name);
       if (hit) return hit;
     }
     const glob = this.globImported(fi, name);
     if (glob) return glob;
-    if (TOO_COMMON.has(name)) return undefined;
+    if (TOO_COMMON.has(name) || declaredOnly) return undefined;
     return this.unique(name, fi.family, wantClass, true);
   }
 }

@@ -22,6 +22,12 @@ export interface RawDef {
   receiverType?: string;
   /** Source text of the definition, capped. */
   code: string;
+  /** A function's declared return type, normalised (`typeText`): what a call of it evaluates to. */
+  returnType?: string;
+  /** Its parameters' declared types as written (capped), by position: a callback passed to it takes its parameter types from them. */
+  paramTypes?: string[];
+  /** A type's fields: name and the receiver expression of its value (`⟨T⟩` for a declared type, or the value's text). */
+  fields?: [string, string][];
 }
 
 export interface RawCall {
@@ -30,6 +36,13 @@ export interface RawCall {
   name: string;
   /** Receiver expression text (`self`, `this`, `http`, `s.conn`), if any. */
   receiver?: string;
+  /**
+   * The receiver with its first name replaced by what the caller's scope binds it to: `⟨T⟩` for a
+   * declared type (`p: Subscriber<T>` → `⟨Subscriber⟩`), else the value assigned (`x := New()` → `New()`).
+   */
+  receiverType?: string;
+  /** A call without receiver of a name the caller binds itself (a parameter, a local, a nested function): none of the project's. */
+  shadowed?: boolean;
   line: number;
 }
 
@@ -57,6 +70,8 @@ export interface FileExtract {
   defs: RawDef[];
   calls: RawCall[];
   imports: RawImport[];
+  /** Names bound at file level with a declared type or value (`current_app: Flask = …`), as receiver expressions (see `RawDef.fields`). */
+  globals?: [string, string][];
   /** o200k tokens of the whole file (the baseline an agent would otherwise read). */
   tokens: number;
   /** Definitions left out for being nested deeper than MAX_DEF_DEPTH (extract.ts); the build lists the file as `too_deep`. */

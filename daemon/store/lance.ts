@@ -240,7 +240,7 @@ export class LanceStore implements IndexStore {
   async degrees(types: string[]): Promise<Map<string, number>> {
     const d = new Map<string, number>();
     for (const e of await this.edges()) {
-      if (!types.includes(e.type)) continue;
+      if (!types.includes(e.type) || e.source === e.target) continue; // recursion is no centrality
       for (const end of [e.source, e.target]) d.set(end, (d.get(end) ?? 0) + 1);
     }
     return d;

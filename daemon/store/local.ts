@@ -286,7 +286,7 @@ export class LocalStore implements IndexStore {
     const marks = types.map(() => "?").join(", ");
     const rows = this.db
       .prepare(
-        `SELECT s.name AS id, d.n AS n FROM (SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) GROUP BY target) GROUP BY id) d JOIN symbols s ON s.id = d.id`,
+        `SELECT s.name AS id, d.n AS n FROM (SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) AND source <> target GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) AND source <> target GROUP BY target) GROUP BY id) d JOIN symbols s ON s.id = d.id`,
       )
       .all(...types, ...types) as { id: string; n: number }[];
     return new Map(rows.map((r) => [r.id, r.n]));

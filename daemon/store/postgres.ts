@@ -294,7 +294,7 @@ export class PostgresStore implements IndexStore {
   async degrees(types: string[]): Promise<Map<string, number>> {
     if (this.pending) return new Map();
     const rows = await this.query<{ id: string; n: string }>(
-      "SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type = ANY($1::text[]) GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type = ANY($1::text[]) GROUP BY target) d GROUP BY id",
+      "SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type = ANY($1::text[]) AND source <> target GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type = ANY($1::text[]) AND source <> target GROUP BY target) d GROUP BY id",
       [types],
       "reading edges",
     );

@@ -64,7 +64,7 @@ describe.each(TREES)("incremental resolution on $name", ({ root, dirs }) => {
         const text = files.get(p)!;
         const defs = extracts.get(p)?.defs.filter((d) => d.parent < 0) ?? [];
         const lines = text.split("\n");
-        const kind = pick(["remove-def", "rename-def", "copy-def", "rebase", "delete", "add", "move", "touch"]);
+        const kind = pick(["remove-def", "rename-def", "copy-def", "rebase", "retype", "delete", "add", "move", "touch"]);
         if (kind === "remove-def" && defs.length) {
           const d = pick(defs);
           changed.set(p, [...lines.slice(0, d.lineStart - 1), ...lines.slice(d.lineEnd)].join("\n"));
@@ -91,6 +91,19 @@ describe.each(TREES)("incremental resolution on $name", ({ root, dirs }) => {
             if (qLines[i]?.includes(sub.d.bases[0])) {
               qLines[i] = qLines[i].replace(sub.d.bases[0], pick(classes));
               changed.set(q, qLines.join("\n"));
+            }
+          }
+        } else if (kind === "retype") {
+          // A function now returns another type (or a type's field changes type): calls on its results move.
+          const typed = defs.filter((d) => d.returnType && d.returnType !== "[]");
+          const classes = [...extracts.values()].filter((e) => path.extname(e.path) === path.extname(p)).flatMap((e) => e.defs.filter((d) => d.kind === "class" || d.kind === "struct").map((d) => d.name));
+          if (typed.length && classes.length) {
+            const d = pick(typed);
+            const rt = d.returnType!.split(".").pop()!;
+            const at = lines.findIndex((l, i) => i >= d.lineStart - 1 && i < d.lineEnd && l.includes(rt));
+            if (at >= 0) {
+              lines[at] = lines[at].replace(rt, pick(classes));
+              changed.set(p, lines.join("\n"));
             }
           }
         } else if (kind === "delete") {
@@ -140,4 +153,43 @@ describe.each(TREES)("incremental resolution on $name", ({ root, dirs }) => {
     // Proportional to the change: far fewer files resolved than 24 full resolutions would.
     expect(reresolved).toBeLessThan(files.size * 40 * 0.5);
   }, 120_000);
+});
+
+describe("incremental resolution of typed receivers", () => {
+  it("re-resolves the callers a type's file answers: return types, fields, aliases and bases changing", async () => {
+    const extractor = new Extractor();
+    const files = new Map<string, string>([
+      ["models.ts", "export class Job { run(): void {} }\nexport class Task { run(): void {} }\nexport class Plan { job: Job; step(): void {} }\n"],
+      ["factory.ts", "import { Job, Plan } from './models';\nexport function make(): Job { return new Job(); }\nexport function plan(): Plan { return new Plan(); }\n"],
+      ["use.ts", "import { make, plan } from './factory';\nexport function main() {\n  make().run();\n  plan().job.run();\n  plan().step();\n}\n"],
+      ["app.py", "from models import Job\n\ndef make() -> Job:\n    return Job()\n"],
+      ["models.py", "class Job:\n    def run(self):\n        pass\n\nclass Task:\n    def run(self):\n        pass\n"],
+      ["main.py", "from app import make\n\ndef main():\n    make().run()\n"],
+    ]);
+    const steps: [string, string][] = [
+      ["factory.ts", "import { Task, Plan } from './models';\nexport function make(): Task { return new Task(); }\nexport function plan(): Plan { return new Plan(); }\n"],
+      ["models.ts", "export class Job { run(): void {} }\nexport class Task { run(): void {} }\nexport class Plan { job: Task; step(): void {} }\n"],
+      ["models.ts", "export class Job { run(): void {} }\nexport class Task { go(): void {} }\nexport class Base { step(): void {} }\nexport class Plan extends Base { job: Job; }\n"],
+      ["app.py", "from models import Task as Job\n\ndef make() -> Job:\n    return Job()\n"],
+      ["models.py", "class Job:\n    def run(self):\n        pass\n\nclass Task(Job):\n    pass\n"],
+    ];
+    const extract = (p: string) => extractor.extract(p, files.get(p)!, languageForPath(p)!);
+    const resolver = new GraphResolver();
+    resolver.update(await Promise.all([...files.keys()].map(extract)), []);
+    const calls = () => new Set(resolver.edges().filter((e) => e.type === "calls").map(edgeKey));
+    const before = calls();
+    expect(before).toContain(edgeKey({ source: "use.ts::main", target: "models.ts::Job.run", type: "calls" }));
+    expect(before).toContain(edgeKey({ source: "main.py::main", target: "models.py::Job.run", type: "calls" }));
+    for (const [p, text] of steps) {
+      files.set(p, text);
+      resolver.update([await extract(p)], []);
+      const full = resolveGraph(await Promise.all([...files.keys()].map(extract)));
+      expect(calls()).toEqual(new Set(full.edges.filter((e) => e.type === "calls").map(edgeKey)));
+    }
+    // The last steps moved the calls: make() is a Task, whose run is Job's by inheritance; Plan's step is Base's.
+    const after = calls();
+    expect(after).toContain(edgeKey({ source: "use.ts::main", target: "models.ts::Base.step", type: "calls" }));
+    expect(after).toContain(edgeKey({ source: "main.py::main", target: "models.py::Job.run", type: "calls" }));
+    expect(after).not.toContain(edgeKey({ source: "use.ts::main", target: "models.ts::Task.run", type: "calls" }));
+  });
 });

@@ -10,7 +10,25 @@ const QUERY = `
 (type_spec name: (type_identifier) @name type: [(type_identifier) (qualified_type) (function_type) (map_type) (slice_type) (array_type) (pointer_type) (channel_type) (generic_type)]) @def.type
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (selector_expression operand: (_) @call.receiver field: (field_identifier) @call.name)) @call
+(parameter_declaration name: (identifier) @local.name type: (_) @local.type)
+(variadic_parameter_declaration name: (identifier) @local.name)
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (_) @local.value))
+(short_var_declaration left: (expression_list (identifier) @local.name))
+(var_spec name: (identifier) @local.name type: (_) @local.type)
+(var_spec name: (identifier) @local.name value: (expression_list . (_) @local.value))
+(range_clause left: (expression_list (identifier) @local.name))
+(field_declaration name: (field_identifier) @local.name type: (_) @local.type)
 `;
+
+/** Go's predeclared names: a call or type named so, and not defined by the project, is none of its. */
+const BUILTINS = new Set(["make", "len", "cap", "append", "copy", "delete", "panic", "recover", "print", "println", "close", "min", "max", "clear", "string", "int", "int64", "int32", "uint", "uint64", "byte", "rune", "bool", "float64", "error", "any"]);
+
+/** A function's first result type (\`(*Context, error)\` → \`*Context\`). */
+function returnType(def: TSNode): string | undefined {
+  const r = def.childForFieldName("result");
+  if (!r) return undefined;
+  return r.type === "parameter_list" ? r.namedChildren[0]?.childForFieldName("type")?.text : r.text;
+}
 
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
@@ -70,6 +88,8 @@ export const go: LanguageSpec = {
     return clause ? leadingComment(clause) : cleanComment("");
   },
   selfNames: [],
+  returnType,
+  builtins: BUILTINS,
   directoryScope: true,
   resolveImport(spec, _from, project) {
     const dir = goDir(spec, project);

@@ -34,9 +34,12 @@ export interface ProjectView {
  *  - `@call` on a call with `@call.name` and optionally `@call.receiver`;
  *  - `@decl` on the name of a function declared and not defined here (a C prototype): a `declares`
  *    edge joins the file to the definition the name resolves to;
- *  - `@local.name` with `@local.type` on a typed variable or field (C#'s `DateTimeParser p`,
- *    `var p = new DateTimeParser()`): a call on it (`p.Parse()`) inside the definition declaring it, or
- *    one nested in that definition, has the type as its receiver (`DateTimeParser.Parse`).
+ *  - `@local.name` on a name a definition binds (a parameter, a variable, a field in a type's body),
+ *    with `@local.type` on its declared type or `@local.value` on the value assigned (C#'s
+ *    `DateTimeParser p`, TypeScript's `(s: Subscriber<T>)`, Go's `x := New()`): a call on it (`p.Parse()`)
+ *    inside the definition binding it, or one nested in it, has that type or value as its receiver
+ *    (`DateTimeParser.Parse`), and a bare call of it is none of the project's definitions (shadowing);
+ *    `@local.field` instead of `@local.name` for a field of the enclosing type (`this.x = new C()`).
  */
 export interface LanguageSpec {
   id: LanguageId;
@@ -52,6 +55,18 @@ export interface LanguageSpec {
   bases(def: TSNode): string[];
   /** Imports at file level. */
   imports(root: TSNode): RawImport[];
+  /** A function's declared return type as written (`: Observable<T>`, `-> Response`, Go's first result). */
+  returnType?(def: TSNode): string | undefined;
+  /** Its parameters' declared types as written, by position ("" for an untyped one). */
+  paramTypes?(def: TSNode): string[] | undefined;
+  /**
+   * An untyped parameter of a function passed as an argument (`operate((source, subscriber) => …)`):
+   * the call's callee text, the argument's and the parameter's positions; its type is the callee's
+   * parameter's (contextual typing).
+   */
+  contextualParam?(name: TSNode): { callee: string; arg: number; param: number } | undefined;
+  /** Names the language defines everywhere (`Object`, `dict`, `len`): a receiver or call of one the project does not define is no call of the project. */
+  builtins?: ReadonlySet<string>;
   /** The receiver type of a method declared outside its type (Go), if any. */
   receiverType?(def: TSNode): string | undefined;
   /** The package or module name other files use for this file. */

@@ -1,13 +1,32 @@
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
-import { bareTypeName, unquote, type LanguageSpec } from "./language.js";
+import { bareTypeName, unquote, type LanguageSpec, type ProjectView } from "./language.js";
 
 const QUERY = `
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
 (call function: (identifier) @call.name) @call
 (call function: (attribute object: (_) @call.receiver attribute: (identifier) @call.name)) @call
+(parameters (identifier) @local.name)
+(lambda_parameters (identifier) @local.name)
+(default_parameter name: (identifier) @local.name)
+(typed_parameter (identifier) @local.name type: (type) @local.type)
+(typed_default_parameter name: (identifier) @local.name type: (type) @local.type)
+(list_splat_pattern (identifier) @local.name) @local.value
+(dictionary_splat_pattern (identifier) @local.name) @local.value
+(assignment left: (identifier) @local.name type: (type) @local.type)
+(assignment left: (identifier) @local.name right: (_) @local.value)
+(assignment left: (identifier) @local.name)
+(assignment left: (pattern_list (identifier) @local.name))
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier) @local.field) type: (type) @local.type (#eq? @_self "self"))
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier) @local.field) right: (_) @local.value (#eq? @_self "self"))
+(for_statement left: (identifier) @local.name)
+(for_statement left: (pattern_list (identifier) @local.name))
+(as_pattern_target (identifier) @local.name)
 `;
+
+/** Python's builtins: a receiver, a call or a type named so, and not defined by the project, is none of its. */
+const BUILTINS = new Set(["super", "dict", "list", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int", "float", "complex", "bool", "object", "type", "len", "open", "print", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "delattr", "sorted", "reversed", "enumerate", "zip", "range", "iter", "next", "min", "max", "sum", "any", "all", "map", "filter", "repr", "hash", "id", "vars", "dir", "format", "round", "abs", "chr", "ord", "callable", "property", "staticmethod", "classmethod", "memoryview", "slice", "Exception", "BaseException", "ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "AttributeError", "OSError", "NotImplementedError", "Any", "List", "Dict", "Set", "Tuple", "Iterable", "Iterator", "Mapping", "Sequence", "Callable", "Union"]);
 
 function blockDocstring(body: TSNode | null): string {
   const first = body?.namedChildren[0];
@@ -85,6 +104,17 @@ function absoluteModule(spec: string, from: FileExtract): string {
   return [...base, spec.slice(level)].filter(Boolean).join(".");
 }
 
+/**
+ * Whether a file found for `module` by suffix is a submodule of a package of the project instead
+ * (`import json` is the standard library's, not `flask/json/`): the part of its path before the
+ * suffix is a package (has an `__init__.py`), so its name is longer than `module`.
+ */
+function insidePackage(file: string, module: string, project: ProjectView): boolean {
+  const dotted = file.replace(/\.pyi?$/, "").replace(/\/__init__$/, "").split("/");
+  const prefix = dotted.slice(0, dotted.length - module.split(".").length);
+  return prefix.length > 0 && (project.has(`${prefix.join("/")}/__init__.py`) || project.has(`${prefix.join("/")}/__init__.pyi`));
+}
+
 export const python: LanguageSpec = {
   id: "python",
   extensions: [".py", ".pyi"],
@@ -95,7 +125,9 @@ export const python: LanguageSpec = {
   bases(def) {
     const sup = def.childForFieldName("superclasses");
     if (!sup) return [];
+    // A generic base (`ProxyMixin[Flask]`) is its class.
     return sup.namedChildren
+      .map((c) => (c?.type === "subscript" ? c.childForFieldName("value") : c))
       .filter((c): c is TSNode => !!c && (c.type === "identifier" || c.type === "attribute"))
       .map((c) => bareTypeName(c.text));
   },
@@ -109,8 +141,13 @@ export const python: LanguageSpec = {
       .split("/")
       .join("."),
   selfNames: ["self", "cls"],
+  returnType: (def) => def.childForFieldName("return_type")?.text,
+  builtins: BUILTINS,
   // The project may be a subtree of the package root: a module is found by its dotted suffix.
-  resolveImport: (spec, from, project) => project.declaring(absoluteModule(spec, from), { suffix: true }).slice(0, 1),
+  resolveImport: (spec, from, project) => {
+    const abs = absoluteModule(spec, from);
+    return project.declaring(abs, { suffix: true }).filter((f) => !insidePackage(f, abs, project)).slice(0, 1);
+  },
   submoduleSpec: (spec, name) => (spec.endsWith(".") ? `${spec}${name}` : `${spec}.${name}`),
   defaultAlias: (spec) => spec.split(".")[0],
 };

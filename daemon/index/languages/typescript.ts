@@ -10,6 +10,38 @@ const CALLS = `
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (member_expression object: (_) @call.receiver property: (property_identifier) @call.name)) @call
 (new_expression constructor: (identifier) @call.name) @call
+(call_expression function: (super) @call.name) @call
+`;
+
+/** Names bound by parameters, variables and fields, with their declared types or assigned values (see language.ts). */
+const TS_LOCALS = `
+(required_parameter pattern: (identifier) @local.name type: (type_annotation (_) @local.type))
+(optional_parameter pattern: (identifier) @local.name type: (type_annotation (_) @local.type))
+(required_parameter pattern: (identifier) @local.name)
+(optional_parameter pattern: (identifier) @local.name)
+(required_parameter pattern: (rest_pattern (identifier) @local.name))
+(required_parameter (accessibility_modifier) pattern: (identifier) @local.field type: (type_annotation (_) @local.type))
+(variable_declarator name: (identifier) @local.name type: (type_annotation (_) @local.type))
+(public_field_definition name: (property_identifier) @local.name type: (type_annotation (_) @local.type))
+(public_field_definition name: (property_identifier) @local.name value: (_) @local.value)
+`;
+
+const JS_LOCALS = `
+(formal_parameters (identifier) @local.name)
+(formal_parameters (assignment_pattern left: (identifier) @local.name))
+(formal_parameters (rest_pattern (identifier) @local.name))
+(field_definition property: (property_identifier) @local.name value: (_) @local.value)
+`;
+
+const COMMON_LOCALS = `
+(variable_declarator name: (identifier) @local.name value: (_) @local.value)
+(variable_declarator name: (identifier) @local.name)
+(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @local.name))
+(variable_declarator name: (array_pattern (identifier) @local.name))
+(arrow_function parameter: (identifier) @local.name)
+(for_in_statement left: (identifier) @local.name)
+(catch_clause parameter: (identifier) @local.name)
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @local.field) right: (_) @local.value)
 `;
 
 /**
@@ -36,7 +68,9 @@ const TS_QUERY = `
 (variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (public_field_definition name: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
 ${ASSIGNED}
-${CALLS}`;
+${CALLS}
+${TS_LOCALS}
+${COMMON_LOCALS}`;
 
 const JS_QUERY = `
 (function_declaration name: (identifier) @name) @def.function
@@ -47,7 +81,9 @@ const JS_QUERY = `
 (variable_declaration (variable_declarator name: (identifier) @name value: ${FUNCTION_VALUE})) @def.function
 (field_definition property: (property_identifier) @name value: ${FUNCTION_VALUE}) @def.method
 ${ASSIGNED}
-${CALLS}`;
+${CALLS}
+${JS_LOCALS}
+${COMMON_LOCALS}`;
 
 function docstring(def: TSNode): string {
   // JSDoc sits above the export statement when the definition is exported, above the statement of an assignment.
@@ -146,7 +182,48 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
   return [];
 }
 
-const common = { docstring, bases, imports: importsOf, moduleDoc, receiverType, selfNames: ["this"], family: "js", resolveImport };
+/** A function's declared return type: its own, or that of the function value a declaration or field holds. */
+function returnType(def: TSNode): string | undefined {
+  const fn = def.type === "lexical_declaration" || def.type === "variable_declaration" ? def.namedChildren[0]?.childForFieldName("value") : def.type === "public_field_definition" || def.type === "field_definition" ? def.childForFieldName("value") : def.type === "assignment_expression" ? def.childForFieldName("right") : def;
+  return fn?.childForFieldName("return_type")?.text;
+}
+
+/** The function a definition is or holds (a declaration's or field's value). */
+function functionOf(def: TSNode): TSNode | null | undefined {
+  return def.type === "lexical_declaration" || def.type === "variable_declaration" ? def.namedChildren[0]?.childForFieldName("value") : def.type === "public_field_definition" || def.type === "field_definition" ? def.childForFieldName("value") : def.type === "assignment_expression" ? def.childForFieldName("right") : def;
+}
+
+function paramTypes(def: TSNode): string[] | undefined {
+  const params = functionOf(def)?.childForFieldName("parameters");
+  return params?.namedChildren.map((p) => p?.childForFieldName("type")?.text.replace(/^:\s*/, "") ?? "");
+}
+
+/** `f((a, b) => …)`, `x.m(function (a) {…})`: the callee, the argument's and the parameter's positions. */
+function contextualParam(name: TSNode): { callee: string; arg: number; param: number } | undefined {
+  let holder = name.parent;
+  let fn: TSNode | null | undefined;
+  let param = 0;
+  if (holder?.type === "arrow_function") fn = holder;
+  else if (holder?.type === "required_parameter" && holder.parent?.type === "formal_parameters") {
+    param = holder.parent.namedChildren.findIndex((c) => c?.id === holder!.id);
+    fn = holder.parent.parent;
+  } else if (holder?.type === "formal_parameters") {
+    param = holder.namedChildren.findIndex((c) => c?.id === name.id);
+    fn = holder.parent;
+  }
+  const args = fn?.parent;
+  const call = args?.parent;
+  if (!fn || args?.type !== "arguments" || (call?.type !== "call_expression" && call?.type !== "new_expression")) return undefined;
+  // `new C(cb)`: the callee is C, whose constructor declares the callback's type.
+  const callee = call.childForFieldName(call.type === "new_expression" ? "constructor" : "function")?.text;
+  if (!callee || !/^[\w$.]+$/.test(callee)) return undefined;
+  return { callee, arg: args.namedChildren.findIndex((c) => c?.id === fn!.id), param };
+}
+
+/** Globals of JavaScript's runtimes: a receiver or type named so, and not defined by the project, is none of its. */
+const BUILTINS = new Set(["Object", "Array", "Math", "JSON", "Promise", "console", "Reflect", "Symbol", "Number", "String", "Boolean", "Date", "Error", "TypeError", "RangeError", "Map", "Set", "WeakMap", "WeakSet", "RegExp", "BigInt", "Intl", "process", "Buffer", "document", "window", "globalThis", "performance", "Function", "ArrayBuffer", "Uint8Array", "Proxy", "string", "number", "boolean", "any", "unknown", "never", "object", "symbol", "bigint", "Record", "Partial", "Readonly", "ReadonlyArray", "Iterable", "AsyncIterable", "Iterator", "PromiseLike"]);
+
+const common = { docstring, bases, returnType, paramTypes, contextualParam, builtins: BUILTINS, imports: importsOf, moduleDoc, receiverType, selfNames: ["this"], family: "js", resolveImport };
 
 export const typescript: LanguageSpec = {
   id: "typescript",

@@ -65,8 +65,9 @@ export function fileWordsOf(text: string): string {
 export interface PreparedDoc {
   hash: string;
   lexical: LexicalFields;
-  /** Absent when the build embeds after it is answerable (fill). */
+  /** Absent when the build embeds after it is answerable (fill), which embeds `text` then. */
   vector?: Float32Array;
+  text?: string;
 }
 
 /** What identifies a definition's node across the worker and the build: file, first line, kind and qualified name. */
@@ -83,7 +84,7 @@ export function prepareDocs(ex: FileExtract, embed?: (text: string) => Float32Ar
     const key = docKey({ ...fields, line_start: d.lineStart });
     if (out.has(key)) twice.add(key);
     const { text, lexical, hash } = nodeDocuments(fields, []);
-    out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical });
+    out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical, text });
   }
   for (const k of twice) out.delete(k);
   return out;

@@ -277,11 +277,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     try {
       ({ fresh, prepared } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined, deferred));
       checkpoint();
-      // A deferred build's fill starts now on the workers (tokens, definitions' vectors), beside this
-      // thread's resolve and write, which leave a core free. Otherwise workers that parsed a large tree
-      // hold what it took (their heaps, grammars' memory) through the write: released now, started again when next needed.
-      const early = deferred ? startFill(pool, scan, fresh, prepared, embedder) : undefined;
-      if (!deferred && fresh.size >= RELEASE_WORKERS_AFTER_FILES) await pool.close();
+      // Workers that parsed a large tree hold what it took (their heaps, grammars' memory) through the write: released now, started again when next needed.
+      if (fresh.size >= RELEASE_WORKERS_AFTER_FILES) await pool.close();
       lap("parse");
       progress({ phase: "resolve", done: 0, total: scan.current.size });
       const warm = force ? undefined : opts.cache?.value;
@@ -419,7 +416,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       // What the fill needs, and no more: the nodes' fields, their text hashes as written, the parsed sources.
       const toFill = delta.map((d) => ({ node: d.node, textHash: d.textHash }));
       const sources = new Map([...scanned].filter(([p]) => fresh.has(p)));
-      opts.fill!(() => fillIndex(cfg, { embedder, pool, toFill, sources, rows, early, answerable, t0 }));
+      opts.fill!(() => fillIndex(cfg, { embedder, pool, toFill, sources, rows, cache: opts.cache, answerable, t0 }));
       return { ...answerable, filling: [...FILLING] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -715,48 +712,6 @@ async function embedNodes(
   return { delta, embedded };
 }
 
-/** The fill's part done by the workers beside the build's write. */
-interface EarlyFill {
-  tokens: Map<string, number>;
-  vectors: Map<string, Float32Array>;
-}
-
-/** The embedder's id when the parse workers can run it (the built-in and trained ones). */
-function workerEmbedder(e: Embedder): string | undefined {
-  return /^(builtin|trained)-/.test(e.id) ? e.id : undefined;
-}
-
-/**
- * Hands the workers every parsed file's tokens and its definitions' embedding texts (made by the
- * worker that parsed it) at once: they work through them while this thread resolves and writes.
- */
-function startFill(pool: ParsePool, scan: Scan, fresh: Map<string, FileExtract>, prepared: Prepared, embedder: Embedder): Promise<EarlyFill> {
-  const inWorkers = workerEmbedder(embedder);
-  const keysOf = new Map<string, string[]>();
-  const textsOf = new Map<string, string[]>();
-  if (inWorkers) {
-    for (const [key, d] of prepared.docs) {
-      if (d.text === undefined) continue;
-      const p = key.slice(0, key.indexOf("\0"));
-      (keysOf.get(p) ?? keysOf.set(p, []).get(p)!).push(key);
-      (textsOf.get(p) ?? textsOf.set(p, []).get(p)!).push(d.text);
-      d.text = undefined; // sent: not kept twice
-    }
-  }
-  const jobs = scan.changed.flatMap((c) => (c.source !== undefined && fresh.has(c.row.path) ? [{ path: c.row.path, source: c.source, texts: textsOf.get(c.row.path) ?? [] }] : []));
-  // Too few files for the workers: the fill does it all after the write.
-  if (jobs.length < 24) return Promise.resolve({ tokens: new Map(), vectors: new Map() });
-  return pool.fillEager(jobs, inWorkers).then((got) => {
-    const early: EarlyFill = { tokens: new Map(), vectors: new Map() };
-    for (const [p, f] of got) {
-      if (f.tokens !== undefined) early.tokens.set(p, f.tokens);
-      const keys = keysOf.get(p) ?? [];
-      f.vectors?.forEach((v, i) => early.vectors.set(keys[i], v));
-    }
-    return early;
-  });
-}
-
 /**
  * The second half of a deferred whole-tree build: each parsed file's tokens counted and every node
  * embedded (on the parse workers where the embedder runs there), then written in one transaction
@@ -766,34 +721,27 @@ function startFill(pool: ParsePool, scan: Scan, fresh: Map<string, FileExtract>,
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; toFill: { node: NodeRecord; textHash: string }[]; sources: Map<string, string>; rows: Map<string, FileRow>; early?: Promise<EarlyFill>; answerable: BuildResult; t0: number },
+  a: { embedder: Embedder; pool: ParsePool; toFill: { node: NodeRecord; textHash: string }[]; sources: Map<string, string>; rows: Map<string, FileRow>; cache?: { value?: BuildCache }; answerable: BuildResult; t0: number },
 ): Promise<BuildResult> {
   const t1 = performance.now();
-  // What the workers did beside the write: tokens by file, definitions' vectors by docKey.
-  const early = (await a.early) ?? { tokens: new Map<string, number>(), vectors: new Map<string, Float32Array>() };
-  const earlyMs = Math.round(performance.now() - t1);
-  const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
-  // The rest (modules, whose text lists the definitions resolution gave them; anything a lost worker held) is done now.
   const children = childNamesByParent(a.toFill.map((f) => f.node));
-  const byFile = new Map<string, { i: number; text: string }[]>();
+  const byFile = new Map<string, { node: NodeRecord; textHash: string; text: string }[]>();
   for (const f of a.toFill) {
-    const vector = f.node.type === "module" ? undefined : early.vectors.get(docKey(f.node));
-    vectors.push({ id: f.node.id, textHash: f.textHash, vector: vector ?? new Float32Array(0) });
-    if (vector) continue;
     const list = byFile.get(f.node.file_path) ?? [];
-    list.push({ i: vectors.length - 1, text: embeddingText(f.node, children.get(f.node.id) ?? []) });
+    list.push({ ...f, text: embeddingText(f.node, children.get(f.node.id) ?? []) });
     byFile.set(f.node.file_path, list);
   }
-  const paths = [...new Set([...[...a.sources.keys()].filter((p) => !early.tokens.has(p)), ...byFile.keys()])];
-  const inWorkers = workerEmbedder(a.embedder);
-  const filled = await a.pool.fillAll(paths.map((p) => ({ path: p, source: early.tokens.has(p) ? undefined : a.sources.get(p), texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+  const paths = [...new Set([...a.sources.keys(), ...byFile.keys()])];
+  const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
+  const filled = await a.pool.fillAll(paths.map((p) => ({ path: p, source: a.sources.get(p), texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
   a.pool.idle();
+  const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
   const toEmbed: { i: number; text: string }[] = [];
   for (const p of paths) {
     const got = filled.get(p)?.vectors;
     for (const [k, n] of (byFile.get(p) ?? []).entries()) {
-      if (got?.[k]) vectors[n.i].vector = got[k];
-      else toEmbed.push(n);
+      vectors.push({ id: n.node.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
+      if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
     }
   }
   for (let s = 0; s < toEmbed.length; s += cfg.build.batchSize) {
@@ -801,9 +749,9 @@ async function fillIndex(
     const vecs = await a.embedder.embed(slice.map((x) => x.text));
     slice.forEach((x, k) => (vectors[x.i].vector = vecs[k]));
   }
-  const tokens = [...a.sources.keys()].flatMap((p) => {
+  const tokens = paths.flatMap((p) => {
     const row = a.rows.get(p);
-    const n = early.tokens.get(p) ?? filled.get(p)?.tokens;
+    const n = filled.get(p)?.tokens;
     return row && n !== undefined ? [{ path: p, hash: row.hash, tokens: n }] : [];
   });
   const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
@@ -819,7 +767,7 @@ async function fillIndex(
     if (row?.hash === t.hash) a.rows.set(t.path, { ...row, tokens: t.tokens });
   }
   const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: vectors.length, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
-  log.debug("build filled", { waited_for_workers_ms: earlyMs, nodes_embedded: vectors.length, files_counted: tokens.length, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
+  log.debug("build filled", { nodes_embedded: vectors.length, files_counted: tokens.length, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
   return result;
 }
 

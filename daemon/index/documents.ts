@@ -65,9 +65,8 @@ export function fileWordsOf(text: string): string {
 export interface PreparedDoc {
   hash: string;
   lexical: LexicalFields;
-  /** Absent when the build embeds after it is answerable (fill), which embeds `text` then. */
+  /** Absent when the build embeds after it is answerable (fill). */
   vector?: Float32Array;
-  text?: string;
 }
 
 /** What identifies a definition's node across the worker and the build: file, first line, kind and qualified name. */
@@ -84,7 +83,7 @@ export function prepareDocs(ex: FileExtract, embed?: (text: string) => Float32Ar
     const key = docKey({ ...fields, line_start: d.lineStart });
     if (out.has(key)) twice.add(key);
     const { text, lexical, hash } = nodeDocuments(fields, []);
-    out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical, text });
+    out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical });
   }
   for (const k of twice) out.delete(k);
   return out;

@@ -169,27 +169,6 @@ export class ParsePool {
     return out;
   }
 
-  /**
-   * A fill handed to the workers all at once, while this thread goes on (resolving and writing the
-   * build): each worker works through its share without waiting for this thread between files. A
-   * job whose worker is lost is missing from the answer (the caller does it itself).
-   */
-  fillEager(jobs: FillJob[], embedder: string | undefined): Promise<Map<string, Filled>> {
-    this.start();
-    const out = new Map<string, Filled>();
-    const workers = [...this.workers];
-    // Largest first, dealt in turn: the shares come out even.
-    const order = [...jobs].sort((a, b) => (b.source?.length ?? 0) - (a.source?.length ?? 0));
-    return Promise.all(
-      order.map((j, i) =>
-        this.ask<Filled>(workers[i % workers.length], { fill: true, source: j.source, texts: j.texts, embedder }).then(
-          (f) => void out.set(j.path, f),
-          () => undefined,
-        ),
-      ),
-    ).then(() => out);
-  }
-
   /** Workers running now (started by the first job, gone after `close` or an idle spell). */
   get live(): number {
     return this.workers.length;
@@ -199,8 +178,7 @@ export class ParsePool {
   idle(afterMs = 10_000): void {
     clearTimeout(this.idleTimer);
     if (this.workers.length === 0) return;
-    // Workers with jobs in hand (a fill going on beside the build's write) are not idle.
-    this.idleTimer = setTimeout(() => (this.pending.size > 0 ? this.idle(afterMs) : void this.close()), afterMs);
+    this.idleTimer = setTimeout(() => void this.close(), afterMs);
     this.idleTimer.unref();
   }
 

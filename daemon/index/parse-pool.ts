@@ -178,7 +178,8 @@ export class ParsePool {
   idle(afterMs = 10_000): void {
     clearTimeout(this.idleTimer);
     if (this.workers.length === 0) return;
-    this.idleTimer = setTimeout(() => void this.close(), afterMs);
+    // Workers with jobs in hand (a build's fill) are not idle.
+    this.idleTimer = setTimeout(() => (this.pending.size > 0 ? this.idle(afterMs) : void this.close()), afterMs);
     this.idleTimer.unref();
   }
 

@@ -5,13 +5,12 @@ import { CodememError, isDiskFullError } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { ensureOwnDir } from "../../shared/own-files.js";
-import { countTokens } from "../../shared/tokens.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
 import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
-import { MAX_DEF_DEPTH } from "./extract.js";
+import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, embeddingText, fileWordsOf, nodeDocuments } from "./documents.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -737,6 +736,7 @@ async function fillIndex(
   }
   const paths = [...new Set([...a.sources.keys(), ...byFile.keys()])];
   const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
+  const { countTokens } = await tokenCounter();
   const filled = await a.pool.fillAll(paths.map((p) => ({ path: p, source: a.sources.get(p), texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
   a.pool.idle();
   const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];

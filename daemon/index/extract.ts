@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
-import { countTokens } from "../../shared/tokens.js";
 import type { LanguageSpec } from "./languages/language.js";
 import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
 
@@ -17,6 +16,16 @@ export const MAX_DEF_DEPTH = 100;
 const CONTAINERS = new Set(["class", "interface", "struct", "enum", "impl"]);
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The o200k counter, loaded on the first count: its table costs a process (each parse worker) a
+ * read and tens of MB of heap, which a build that leaves tokens to its fill does not pay while parsing.
+ */
+let tokens: Promise<typeof import("../../shared/tokens.js")> | undefined;
+export function tokenCounter(): Promise<typeof import("../../shared/tokens.js")> {
+  tokens ??= import("../../shared/tokens.js");
+  return tokens;
+}
 const wasmDir = path.join(path.dirname(require.resolve("@vscode/tree-sitter-wasm/package.json")), "wasm");
 
 /** A grammar is a file of @vscode/tree-sitter-wasm/wasm, or a package path (`tree-sitter-c/tree-sitter-c.wasm`). */
@@ -71,7 +80,7 @@ export class Extractor {
     if (!tree) throw new Error(`tree-sitter could not parse ${filePath}`);
     try {
       const ex = this.walk(filePath, source, spec, tree.rootNode, query);
-      if (opts.countTokens !== false) ex.tokens = countTokens(source);
+      if (opts.countTokens !== false) ex.tokens = (await tokenCounter()).countTokens(source);
       return ex;
     } finally {
       tree.delete();

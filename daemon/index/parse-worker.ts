@@ -2,10 +2,9 @@ import { parentPort } from "node:worker_threads";
 import { fileWordsOf, prepareDocs, type PreparedDoc } from "./documents.js";
 import { BuiltinEmbedder } from "./embed/builtin.js";
 import { TrainedEmbedder } from "./embed/trained.js";
-import { Extractor } from "./extract.js";
+import { Extractor, tokenCounter } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import type { LanguageId } from "./types.js";
-import { countTokens } from "../../shared/tokens.js";
 
 const extractor = new Extractor();
 let builtin: BuiltinEmbedder | undefined;
@@ -43,7 +42,7 @@ parentPort!.on("message", async (msg: ParseMsg | FillMsg) => {
     if ("fill" in msg) {
       const embedder = embedderFor(msg.embedder);
       const vectors = embedder ? msg.texts.map((t) => embedder.embedOne(t)) : undefined;
-      const tokens = msg.source === undefined ? undefined : countTokens(msg.source);
+      const tokens = msg.source === undefined ? undefined : (await tokenCounter()).countTokens(msg.source);
       return parentPort!.postMessage({ id: msg.id, filled: { tokens, vectors } }, (vectors ?? []).map((v) => v.buffer as ArrayBuffer));
     }
     const extract = await extractor.extract(msg.path, msg.source, languageById(msg.language), { countTokens: !msg.light });

@@ -13,12 +13,14 @@ export function formatBuild(r: Record<string, any>): string {
     `  ${r.files_changed} parsed, ${r.files_removed} removed, ${n(r.nodes_processed)} nodes written, ${n(r.nodes_embedded)} embedded${skipped}`,
     `  graph: ${r.graph_source}, embedder: ${r.embedder}`,
     ...(r.unsupported?.length ? [`  not indexed: ${describeUnsupported(r.unsupported)}`] : []),
+    ...(r.filling?.length ? [`  answerable now (lexical and graph); ${r.filling.join(" and ")} are being written in the background (\`codemem stats\` shows when done)`] : []),
     ...(r.history ? [`  history: ${n(r.history.commits)} git commits read, ${n(r.history.learned)} learned as co-change (${n(r.history.pairs)} file pairs)`] : []),
   ].join("\n");
 }
 
 export function formatFreshness(f: Record<string, any>): string {
-  return f.stale ? `STALE — ${f.pending_count} changed file(s) not indexed yet (${f.pending_files.slice(0, 3).join(", ")}${f.pending_count > 3 ? ", …" : ""})` : `fresh (indexed ${f.indexed_at})`;
+  const filling = f.filling?.length ? `; still writing ${f.filling.join(" and ")} (answers lexical and graph, token totals partial)` : "";
+  return (f.stale ? `STALE — ${f.pending_count} changed file(s) not indexed yet (${f.pending_files.slice(0, 3).join(", ")}${f.pending_count > 3 ? ", …" : ""})` : `fresh (indexed ${f.indexed_at})`) + filling;
 }
 
 export function formatStats(r: Record<string, any>): string {

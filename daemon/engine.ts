@@ -78,6 +78,8 @@ export class ProjectEngine {
     this.builder = opts.daemon ? new ThreadBuilder() : new LocalBuilder(cfg.build.workers, () => this.embedder());
     // The daemon's build thread re-clusters between builds; readers then load the new communities.
     if (opts.daemon) this.builder.onBackground = (r) => void this.afterBuild(r).catch((err) => log.warn("refreshing readers after background work failed", { error: (err as Error).message }));
+    // A whole-tree build's vectors and tokens are written after it answered: readers load them then.
+    this.builder.onFilled = () => void this.afterBuild({ changed_paths: [], rows_changed: [], reclustered: true }).catch((err) => log.warn("refreshing readers after a build's fill failed", { error: (err as Error).message }));
     this.configStamp = fileStamp(stateDirs(root).configFile);
     this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
     this.fresh = new Freshness(root);
@@ -180,10 +182,12 @@ export class ProjectEngine {
       const moved = cfg.store.backend !== this.cfg.store.backend || cfg.store.dbUrl !== this.cfg.store.dbUrl || cfg.store.schema !== this.cfg.store.schema;
       if (moved) this.builder.reset(); // the warm state describes the other backend's index
       // A user's build (the daemon's own pass deferGraphFile) checks the index's pages first: a save's would pay for it each time.
-      const r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm, check: !opts.deferGraphFile }, (p) => {
+      let r = await this.builder.build(cfg, { force: a.force, optimize: a.optimize, deferGraphFile: opts.deferGraphFile, paths: opts.paths, warm: opts.warm, check: !opts.deferGraphFile }, (p) => {
         report(p);
         this.opts.onProgress?.(p);
       });
+      // In-process (tests, benchmarks, no daemon) a build answers complete: its fill is awaited, its time kept as answerable_s.
+      if (!this.opts.daemon && r.filling?.length) r = await this.completed(r);
       recordStoreChoice(this.root, cfg.store);
       if (moved) {
         this.cfg = base;
@@ -198,6 +202,22 @@ export class ProjectEngine {
       return r;
     });
     return { ...r, skipped: r.skipped.slice(0, 50) };
+  }
+
+  /** The complete result of a build answered before its fill: the fill's, with the time it was answerable. */
+  private async completed(answerable: BuildResult): Promise<BuildResult> {
+    let complete: BuildResult | undefined;
+    const told = this.builder.onFilled;
+    this.builder.onFilled = (c) => {
+      complete = c;
+      told?.(c);
+    };
+    try {
+      await this.builder.filled?.();
+    } finally {
+      this.builder.onFilled = told;
+    }
+    return complete ? { ...complete, answerable_s: answerable.time_elapsed } : answerable;
   }
 
   /** The running build's phase, for `codemem build`'s progress bar (via the daemon's status). */
@@ -231,11 +251,12 @@ export class ProjectEngine {
     this.fresh.watchWith(pending);
   }
 
-  /** Files changed on disk since the last build, and what the reader is still loading. */
+  /** Files changed on disk since the last build, what the reader is still loading, and what the last build is still filling in. */
   async freshness(): Promise<FreshnessT> {
     const r = await this.retriever();
     const warming = r.warming.size ? { warming: [...r.warming] } : {};
-    return { ...(await this.fresh.of(r, this.cfg)), ...warming };
+    const filling = r.filling.length ? { filling: r.filling } : {};
+    return { ...(await this.fresh.of(r, this.cfg)), ...warming, ...filling };
   }
 
   /** Starts listing the tree on another thread: a daemon calls it as it opens its reader. */

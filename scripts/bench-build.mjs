@@ -4,13 +4,17 @@
 // over whole files, each in a fresh process), full build with the default embedder (phases, peak
 // RSS), and re-index time after changing one file. The stdlib's build targets are checked on the
 // stdlib without CPython's test suite, the tree they were set on; the whole corpus is printed too.
-// Usage: npm run bench:build [-- --json] [--large-c]
+// Beside each full build: its CPU time against the parse-only floor of the same tree (tree-sitter's
+// parse of every file, no query: scripts/parse-floor.mjs), and the baseline's build (--baseline REF,
+// default the commit before issue 37; `none` skips it) in the same run, alternating with this one.
+// Usage: npm run bench:build [-- --json] [--large-c] [--baseline REF|none]
 //   --large-c  only GNU coreutils 9.1 (1,379 C files and headers, ~9 MB), and after its build the
 //              first answer of a fresh engine, query p50 and whether answers cite known functions.
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyStdlibWithoutTests, PY_TESTSUITE_DIRS } from "./corpora.mjs";
+import { prepareBaseline } from "./baseline.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const dist = (p) => path.join(root, "dist", p);
@@ -77,13 +81,16 @@ if (process.argv[2] === "--child-answers") {
 }
 
 if (process.argv[2] === "--child-build") {
-  // Child mode: one full build, reports time and peak RSS of this process.
-  const { ProjectEngine } = await import(dist("daemon/engine.js"));
+  // Child mode: one full build (of the dist given, else this one), reports time, CPU and peak RSS of this process.
+  const distOf = process.argv[4] ? (p) => path.join(process.argv[4], p) : dist;
+  const { ProjectEngine } = await import(distOf("daemon/engine.js"));
   // The build logs its phases at debug level (on stderr: "build finished", phases_ms).
-  (await import(dist("shared/log.js"))).configureLog({ debug: true });
+  (await import(distOf("shared/log.js"))).configureLog({ debug: true });
   const dir = process.argv[3];
   const e = await ProjectEngine.open(dir, { sideEffects: false });
+  const cpu0 = process.cpuUsage();
   const r = await e.build({ project_path: dir, force: true });
+  const cpu = process.cpuUsage(cpu0);
   const buildPeak = Math.round(process.resourceUsage().maxRSS / 1024);
   // Re-index after one edit, five times.
   const files = [...(await e.retriever()).files.values()].filter((f) => f.size > 4000 && f.size < 40000);
@@ -102,11 +109,14 @@ if (process.argv[2] === "--child-build") {
   }
   await e.close();
   times.sort((a, b) => a - b);
-  console.log(JSON.stringify({ build_s: r.time_elapsed, nodes: r.node_count, edges: r.edge_count, communities: r.communities, files: r.files_indexed, peak_rss_mb: buildPeak, peak_rss_with_incremental_mb: Math.round(process.resourceUsage().maxRSS / 1024), reindex_ms_p50: times[2], reindex_ms_max: times[4] }));
+  // An in-process build answers complete; answerable_s is when its lexical and graph index was written (a baseline without it did all before).
+  console.log(JSON.stringify({ build_s: r.time_elapsed, answerable_s: r.answerable_s ?? r.time_elapsed, cpu_s: (cpu.user + cpu.system) / 1e6, nodes: r.node_count, edges: r.edge_count, communities: r.communities, files: r.files_indexed, peak_rss_mb: buildPeak, peak_rss_with_incremental_mb: Math.round(process.resourceUsage().maxRSS / 1024), reindex_ms_p50: times[2], reindex_ms_max: times[4] }));
   process.exit(0);
 }
 
 execFileSync("bash", [path.join(root, "scripts/fetch-corpora.sh"), ...corpora], { stdio: ["ignore", "ignore", "inherit"] });
+const baselineArg = process.argv.includes("--baseline") ? process.argv[process.argv.indexOf("--baseline") + 1] : "1767967";
+const baselineDist = baselineArg === "none" ? undefined : prepareBaseline(baselineArg);
 const { ParsePool } = await import(dist("daemon/index/parse-pool.js"));
 const { resolveGraph } = await import(dist("daemon/index/resolve.js"));
 const self = new URL(import.meta.url).pathname;
@@ -140,13 +150,27 @@ for (const name of corpora) {
     const t = child(["--child-tokens", work, how]).out;
     tokenCounting[how].push({ mb_per_s: bytes / 1048576 / t.seconds, tokens: t.tokens });
   }
-  const fullBuild = (dir) => {
-    const built = child(["--child-build", dir]);
+  const fullBuild = (dir, distDir) => {
+    const built = child(["--child-build", dir, ...(distDir ? [distDir] : [])]);
     const finished = built.stderr.split("\n").filter((l) => l.includes('"build finished"')).map((l) => JSON.parse(l));
-    return { ...built.out, phases_ms: finished[0]?.phases_ms };
+    const filled = built.stderr.split("\n").find((l) => l.includes('"build filled"'));
+    return { ...built.out, phases_ms: { ...finished[0]?.phases_ms, ...(filled ? { fill: JSON.parse(filled).fill_ms } : {}) } };
   };
+  // The parse-only floor, then this build and the baseline's alternating (each on a fresh copy).
+  const floor = JSON.parse(execFileSync(process.execPath, [path.join(root, "scripts/parse-floor.mjs"), path.join(root, "dist"), work], { encoding: "utf8" }).trim().split("\n").pop());
+  const load = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const copyOf = (tag) => {
+    const w = `${work}-${tag}`;
+    fs.rmSync(w, { recursive: true, force: true });
+    fs.cpSync(src, w, { recursive: true });
+    return w;
+  };
+  const loads = [load()];
   const full = fullBuild(work);
-  report[name] = { files: jobs.length, mb: bytes / 1048576, extraction, token_counting: tokenCounting, full };
+  loads.push(load());
+  const baseline = baselineDist ? fullBuild(copyOf("baseline"), baselineDist) : undefined;
+  if (baseline) loads.push(load());
+  report[name] = { files: jobs.length, mb: bytes / 1048576, extraction, token_counting: tokenCounting, full, parse_floor: floor, baseline, load: loads };
   if (name === "python-stdlib") {
     // The stdlib's targets were set on the stdlib alone (16K nodes), before the corpus took in
     // CPython's test suite (6379949): they are checked on that tree, the suite's directories left out.
@@ -214,6 +238,10 @@ else {
       console.log(`${indent}re-index after changing one file: p50 ${f(b.reindex_ms_p50, 0)} ms, max ${f(b.reindex_ms_max, 0)} ms (vs. full build ${f(b.build_s * 1000, 0)} ms)   ${targets ? "[target ≤ 300 ms]" : ""}`);
     };
     fullLines(r.full, "  ", !r.full_without_tests);
+    const vsFloor = (b) => `CPU ${f(b.cpu_s, 1)} s = ${f(b.cpu_s / r.parse_floor.cpu_s, 1)}× the parse-only floor`;
+    console.log(`    answerable (lexical and graph) after ${f(r.full.answerable_s, 1)} s (${f(r.mb / r.full.answerable_s, 2)} MB/s), complete (vectors, tokens) after ${r.full.build_s} s; ${vsFloor(r.full)} (tree-sitter's parse of every file, no query: ${f(r.parse_floor.cpu_s, 2)} s CPU, ${f(r.mb / r.parse_floor.cpu_s, 2)} MB/s per core)`);
+    if (r.baseline) console.log(`    baseline ${baselineArg}, same run: ${r.baseline.build_s} s, ${vsFloor(r.baseline)}, peak RSS ${r.baseline.peak_rss_mb} MB; phases (ms): ${Object.entries(r.baseline.phases_ms ?? {}).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+    console.log(`    load average before, between and after the builds: ${r.load.join(" | ")}`);
     if (r.full_without_tests) {
       console.log(`  the stdlib without CPython's test suite (${PY_TESTSUITE_DIRS.join(", ")}), the tree its targets were set on:`);
       fullLines(r.full_without_tests, "    ", true);

@@ -23,9 +23,10 @@ const opt = (name, dflt) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : dflt;
 };
-const BASELINE_REF = "ded734f";
+// The commit before issue 37 (a build answerable before its vectors and tokens).
+const BASELINE_REF = "1767967";
 const TARGETS = {
-  "go-src": { build_s: 30, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15, during_build_p99_ms: 200 },
+  "go-src": { answerable_s: 20, build_s: 30, build_rss_mb: 1000, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15, during_build_p99_ms: 200 },
   "go-src-x5": { rss_mb: 1500, save_p50_ms: 1000 },
 };
 const QUESTIONS = [
@@ -75,6 +76,19 @@ const rssMbOf = (pid) => {
   visit(pid);
   return kb / 1024;
 };
+/** CPU seconds of a process and its reaped children (utime, stime, cutime, cstime of /proc/pid/stat; 100 ticks a second). */
+const processCpuS = (pid) => {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+};
+/** Child processes of a process (a daemon's whole-tree build). */
+const childrenOf = (pid) => {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean));
+  } catch {
+    return [];
+  }
+};
 const duMb = (p) => {
   let total = 0;
   const walk = (q) => {
@@ -100,13 +114,16 @@ const sides = [{ name: "this build", dist: path.join(repo, "dist") }];
 if (baseRef !== "none") sides.push({ name: `baseline ${baseRef}`, dist: prepareBaseline(baseRef) });
 
 const results = {};
+const floors = {};
 for (const tree of trees) {
   results[tree] = {};
+  // The parse-only floor of the tree (tree-sitter's parse of every file, no query), in CPU seconds.
+  floors[tree] = JSON.parse(execFileSync(process.execPath, [path.join(repo, "scripts/parse-floor.mjs"), path.join(repo, "dist"), path.join(repo, ".bench-cache/corpora", tree)], { encoding: "utf8" }).trim().split("\n").pop());
   for (const side of sides) {
     if (side.name !== "this build" && tree !== "go-src" && !args.includes("--baseline-large")) continue;
     const work = path.join(repo, ".bench-cache/work", `scale-${tree}-${side.name === "this build" ? "current" : "baseline"}`);
     console.error(`bench-scale: ${tree}, ${side.name} …`);
-    results[tree][side.name] = await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), work);
+    results[tree][side.name] = { ...(await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), work)), parse_floor_cpu_s: floors[tree].cpu_s };
   }
 }
 
@@ -190,9 +207,28 @@ async function runSide(dist, corpus, work, saves) {
 
   // 1. Full build through the daemon.
   await callDaemon(work, "ping", {}, { source: "bench" });
+  const load0 = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const daemonPid = (await daemonStatus(work)).pid;
+  const cpu0 = processCpuS(daemonPid);
+  // Peak RSS of the daemon and its build process, sampled while the build runs and fills.
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMbOf(daemonPid))), 200);
   let t = performance.now();
   const built = await callDaemon(work, "build", { project_path: work }, { source: "bench", timeoutMs: 3_600_000 });
   out.build_s = (performance.now() - t) / 1000;
+  // Answerable then; complete once stats no longer says what is being filled in (a baseline without `filling` is complete at once).
+  for (;;) {
+    const st = await callDaemon(work, "stats", { project_path: work }, { source: "bench" });
+    if (!st.freshness.filling?.length) break;
+    await sleep(100);
+  }
+  out.complete_s = (performance.now() - t) / 1000;
+  // The build's process is reaped once it has written graph.json: its CPU counts then (the daemon's children's time).
+  for (let i = 0; i < 600 && childrenOf(daemonPid).length > 0; i++) await sleep(100);
+  clearInterval(sampler);
+  out.build_cpu_s = processCpuS(daemonPid) - cpu0;
+  out.build_peak_rss_mb = Math.round(peakRss);
+  out.load = [load0, fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")];
   out.nodes = built.node_count;
   out.edges = built.edge_count;
   out.files = built.files_indexed;
@@ -336,7 +372,12 @@ async function runSide(dist, corpus, work, saves) {
 
 function report(results) {
   const rows = [
-    ["full build", (r) => r.build_s, "s", "build_s"],
+    ["full build, answerable", (r) => r.build_s, "s", "answerable_s"],
+    ["full build, complete", (r) => r.complete_s, "s", "build_s"],
+    ["full build CPU (daemon + build)", (r) => r.build_cpu_s, "s"],
+    ["parse-only floor CPU", (r) => r.parse_floor_cpu_s, "s"],
+    ["build CPU / parse floor", (r) => r.build_cpu_s / r.parse_floor_cpu_s, "×"],
+    ["peak RSS during the build", (r) => r.build_peak_rss_mb, "MB", "build_rss_mb"],
     ["nodes", (r) => r.nodes, ""],
     ["edges", (r) => r.edges, ""],
     ["index on disk", (r) => r.index_mb, "MB", "index_mb"],
@@ -370,5 +411,6 @@ function report(results) {
       console.log(`${label.padEnd(32)}${cells.join("")}   ${verdict}`);
     }
     console.log(`saves (ms, ${names[0]}): ${sides[names[0]].save_ms.all.join(" ")}`);
+    for (const n of names) console.log(`load average before and after ${n}'s build: ${sides[n].load?.join(" | ")}`);
   }
 }

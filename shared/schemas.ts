@@ -10,6 +10,7 @@ export const Freshness = z.object({
   pending_count: z.number().int(),
   pending_files: z.array(z.string()).describe("Up to 20 changed files awaiting re-indexing"),
   warming: z.array(z.string()).optional().describe("Parts still loading after the daemon started; answers go on without them"),
+  filling: z.array(z.string()).optional().describe("Parts a whole-tree build is still writing after it became answerable (vectors, tokens); answers are lexical and graph, and token totals partial, until then"),
 });
 
 export const Layer = z.object({

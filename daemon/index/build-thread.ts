@@ -71,6 +71,7 @@ async function handle(m: ToThread): Promise<void> {
     builder = new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread);
     // A process exits after its build: clustering is done in it, not left for the background.
     if (!apart) builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
+    builder.onFilled = (result) => port.postMessage({ type: "filled", result } satisfies FromThread);
   }
   if (cancelledIds.delete(m.id)) {
     return port.postMessage({ type: "failed", id: m.id, error: { code: "BUILD_CANCELLED", message: "The build was cancelled before it started; the index is as it was." } } satisfies FromThread);

@@ -10,7 +10,7 @@ import { openStore } from "../store/open.js";
 import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
-import { MAX_DEF_DEPTH } from "./extract.js";
+import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
 import { fileRoles } from "./file-role.js";
@@ -98,7 +98,17 @@ export interface BuildOptions {
    * knows of a cancel the thread has not read yet (it resolves without a turn of its event loop).
    */
   mayWrite?: () => Promise<boolean>;
+  /**
+   * Takes the fill of a whole-tree build (a first or forced one of a local index): the build counts
+   * no tokens and embeds nothing before its write, so it is answerable (lexical and graph) when it
+   * returns; the job it hands here counts the tokens, embeds the nodes and writes both, and its
+   * result is the complete build's. Without it everything is done before the write.
+   */
+  fill?: (job: () => Promise<BuildResult>) => void;
 }
+
+/** What a whole-tree build writes after it is answerable (meta `filling` until then). */
+export const FILLING = ["vectors", "tokens"] as const;
 
 export interface BuildResult {
   /** Files whose nodes were replaced (internal: lets warm readers refresh just those). */
@@ -125,6 +135,10 @@ export interface BuildResult {
   graph_source: "builtin" | "external";
   embedder: string;
   index_version: string;
+  /** What the build's fill is still writing after this result (vectors, token totals); empty or absent once complete. */
+  filling?: string[];
+  /** A complete result's time to answerable (seconds), when its fill ran after it (in-process builds). */
+  answerable_s?: number;
 }
 
 /** A file to index with its content (redacted when asked), or only its row when just the mtime moved. */
@@ -169,11 +183,15 @@ function widthOf(embedderId: string): number {
 export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
   const phases: Record<string, number> = {};
+  /** Memory at each phase's end (MB): the process's RSS, this thread's heap, and buffers outside it; what the peak is made of. */
+  const memory: Record<string, { rss: number; heap: number; external: number }> = {};
   let mark = t0;
   const lap = (name: string) => {
     const now = performance.now();
     phases[name] = Math.round(now - mark);
     mark = now;
+    const m = process.memoryUsage();
+    memory[name] = { rss: Math.round(m.rss / 1048576), heap: Math.round(m.heapUsed / 1048576), external: Math.round(m.external / 1048576) };
   };
   const embedder = opts.embedder;
   const source = graphSourceOf(cfg);
@@ -181,7 +199,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "unsupported" | "graph_source" | "embedder" | "index_version">, scan: Pick<Scan, "skipped" | "unsupported">): BuildResult => {
     const skipped = scan.skipped;
     const result: BuildResult = { ...r, time_elapsed: Math.round(performance.now() - t0) / 1000, files_skipped: skipped.length, skipped, unsupported: unsupportedList(scan.unsupported), graph_source: source, embedder: embedder.id, index_version: INDEX_VERSION };
-    log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases });
+    log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases, phases_memory_mb: memory });
     return result;
   };
   const report = opts.onProgress ?? (() => {});
@@ -218,7 +236,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     }
     // A fresh (or replaced) index has no embedder recorded, one of another version derived its graph
     // differently: everything is built.
-    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade || stored.index_version !== INDEX_VERSION;
+    // An index whose fill never finished (its build's process was killed) lacks vectors and tokens: built whole again.
+    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade || stored.index_version !== INDEX_VERSION || !!stored.filling;
     if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
     }
@@ -254,11 +273,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
     }
 
+    // A whole-tree build of a local index leaves tokens and vectors to its fill (BuildOptions.fill).
+    const deferred = force && source === "builtin" && cfg.store.backend === "local" && !!opts.fill;
     const pool = opts.pool ?? new ParsePool(cfg.build.workers);
     let fresh: Map<string, FileExtract>;
     let prepared: Prepared;
     try {
-      ({ fresh, prepared } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined));
+      ({ fresh, prepared } = await parseFiles(pool, scan, progress, opts.signal, source === "builtin" ? embedder.id : undefined, deferred));
       checkpoint();
       // Workers that parsed a large tree hold what it took (their heaps, grammars' memory) through the write: released now, started again when next needed.
       if (fresh.size >= RELEASE_WORKERS_AFTER_FILES) await pool.close();
@@ -332,7 +353,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       // A module's file words are its file's indexed text's: a worker's, else the scan's text, else the file read again with the index's redaction.
       const scanned = new Map(scan.changed.flatMap((c) => (c.source === undefined ? [] : [[c.row.path, c.source] as const])));
       const fileWords = (rel: string) => prepared.fileWords.get(rel) ?? fileWordsOf(scanned.get(rel) ?? indexedSource(cfg, rel, redact));
-      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, prepared.docs, progress, fileWords);
+      const { delta, embedded } = await embedNodes(cfg, store, embedder, graph, prevHashes, prepared.docs, progress, fileWords, deferred);
       lap("embed");
       checkpoint();
       if (opts.mayWrite && !(await opts.mayWrite())) throw cancelled();
@@ -370,6 +391,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
           file_roles: sortedJson(graph.resolver ? fileRoles(graph.resolver.fileFacts()) : fileRoles([...scan.current].map((path) => ({ path, copyMark: false, defs: [] })))),
+          filling: deferred ? FILLING.join(",") : "",
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
@@ -394,7 +416,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       });
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
-      return finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
+      const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
+      if (!deferred) return answerable;
+      // What the fill needs, and no more: the nodes' fields, their text hashes as written, the parsed sources.
+      const toFill = delta.map((d) => ({ node: d.node, textHash: d.textHash, fileWords: d.fileWords }));
+      const sources = new Map([...scanned].filter(([p]) => fresh.has(p)));
+      opts.fill!(() => fillIndex(cfg, { embedder, pool, toFill, sources, rows, cache: opts.cache, answerable, t0 }));
+      return { ...answerable, filling: [...FILLING] };
     } finally {
       if (!opts.pool) await pool.close();
     }
@@ -525,6 +553,7 @@ async function parseFiles(
   progress: (p: BuildProgress) => void,
   signal: AbortSignal | undefined,
   embedder: string | undefined,
+  light: boolean,
 ): Promise<{ fresh: Map<string, FileExtract>; prepared: Prepared }> {
   const toParse = scan.changed.filter((c): c is Required<Changed> => c.source !== undefined);
   progress({ phase: "parse", done: 0, total: toParse.length });
@@ -534,6 +563,7 @@ async function parseFiles(
     (n) => !signal?.aborted && progress({ phase: "parse", done: n, total: toParse.length }),
     signal,
     embedder,
+    light,
   );
   for (const f of r.failed) {
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
@@ -654,6 +684,7 @@ async function embedNodes(
   prepared: Prepared["docs"],
   progress: (p: BuildProgress) => void,
   fileWords: (rel: string) => string,
+  deferred: boolean,
 ): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
@@ -674,6 +705,8 @@ async function embedNodes(
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
     // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
     delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: words });
+    // A deferred build's vectors are its fill's (fillIndex); what it writes now has none.
+    if (deferred) continue;
     if (!reused) embedded++;
     if (!reused && !vector) toEmbed.push({ i: delta.length - 1, text });
   }
@@ -685,6 +718,67 @@ async function embedNodes(
     progress({ phase: "embed", done: Math.min(s + batch, toEmbed.length), total: toEmbed.length });
   }
   return { delta, embedded };
+}
+
+/**
+ * The second half of a deferred whole-tree build: each parsed file's tokens counted and every node
+ * embedded (on the parse workers where the embedder runs there), then written in one transaction
+ * that also sets the token total and clears `filling`. A node or file replaced meanwhile keeps what
+ * its own build wrote (the store matches text hashes and file hashes). The result is the complete
+ * build's: the answerable one's, with the time to here and the nodes embedded.
+ */
+async function fillIndex(
+  cfg: ResolvedConfig,
+  a: { embedder: Embedder; pool: ParsePool; toFill: { node: NodeRecord; textHash: string; fileWords?: string }[]; sources: Map<string, string>; rows: Map<string, FileRow>; cache?: { value?: BuildCache }; answerable: BuildResult; t0: number },
+): Promise<BuildResult> {
+  const t1 = performance.now();
+  const children = childNamesByParent(a.toFill.map((f) => f.node));
+  const byFile = new Map<string, { node: NodeRecord; textHash: string; text: string }[]>();
+  for (const f of a.toFill) {
+    const list = byFile.get(f.node.file_path) ?? [];
+    // The very text an inline build embeds (a script's module carries its file's words too).
+    list.push({ ...f, text: nodeDocuments(f.node, children.get(f.node.id) ?? [], f.fileWords).text });
+    byFile.set(f.node.file_path, list);
+  }
+  const paths = [...new Set([...a.sources.keys(), ...byFile.keys()])];
+  const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
+  const { countTokens } = await tokenCounter();
+  const filled = await a.pool.fillAll(paths.map((p) => ({ path: p, source: a.sources.get(p), texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+  a.pool.idle();
+  const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
+  const toEmbed: { i: number; text: string }[] = [];
+  for (const p of paths) {
+    const got = filled.get(p)?.vectors;
+    for (const [k, n] of (byFile.get(p) ?? []).entries()) {
+      vectors.push({ id: n.node.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
+      if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
+    }
+  }
+  for (let s = 0; s < toEmbed.length; s += cfg.build.batchSize) {
+    const slice = toEmbed.slice(s, s + cfg.build.batchSize);
+    const vecs = await a.embedder.embed(slice.map((x) => x.text));
+    slice.forEach((x, k) => (vectors[x.i].vector = vecs[k]));
+  }
+  const tokens = paths.flatMap((p) => {
+    const row = a.rows.get(p);
+    const n = filled.get(p)?.tokens;
+    return row && n !== undefined ? [{ path: p, hash: row.hash, tokens: n }] : [];
+  });
+  const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
+  let total: number;
+  try {
+    total = await store.fill!({ vectors, tokens });
+  } finally {
+    await store.close();
+  }
+  // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
+  for (const t of tokens) {
+    const row = a.rows.get(t.path);
+    if (row?.hash === t.hash) a.rows.set(t.path, { ...row, tokens: t.tokens });
+  }
+  const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: vectors.length, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
+  log.debug("build filled", { nodes_embedded: vectors.length, files_counted: tokens.length, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
+  return result;
 }
 
 /** JSON with keys in order: the same set of files always gives the same text. */

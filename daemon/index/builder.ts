@@ -47,6 +47,10 @@ export interface Builder {
   memory?(): Promise<Record<string, number> | undefined>;
   /** Told of index changes made by background work between builds (a re-clustering), to refresh readers. */
   onBackground?: (result: BuildResult) => void;
+  /** Told when a whole-tree build's fill (its vectors and tokens, after it was answerable) is written: the complete build's result. */
+  onFilled?: (result: BuildResult) => void;
+  /** Settles once the fills of the builds so far are written (or failed). */
+  filled?(): Promise<void>;
 }
 
 /** A thread's memory as `process.memoryUsage()` counts it there, in MB. */
@@ -78,6 +82,7 @@ export class LocalBuilder implements Builder {
   /** Builds and background work, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
   onBackground?: (result: BuildResult) => void;
+  onFilled?: (result: BuildResult) => void;
 
   constructor(
     private readonly workers: number,
@@ -125,6 +130,7 @@ export class LocalBuilder implements Builder {
         deferGraphFile: req.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
         // Where someone listens for background changes (the daemon), clustering waits for a quiet moment.
         deferRecluster: !!this.onBackground,
+        fill: (job) => this.fill(job),
       });
       if (result.recluster_due) this.scheduleRecluster(cfg);
       return result;
@@ -140,6 +146,26 @@ export class LocalBuilder implements Builder {
   reset(): void {
     this.cache = {};
     this.graphFile.reset();
+  }
+
+  /**
+   * A whole-tree build's fill runs next in the chain, before any later build: that one finds the
+   * vectors and tokens written and its warm rows counted. A failed fill leaves the index answerable
+   * and marked `filling`, which the next build rebuilds whole.
+   */
+  private fill(job: () => Promise<BuildResult>): void {
+    const run = this.chain.then(job).then(
+      (result) => this.onFilled?.(result),
+      (err: Error) => {
+        this.cache = {};
+        log.warn("writing the build's vectors and token counts failed; the next build rebuilds the index", { error: err.message });
+      },
+    );
+    this.chain = run;
+  }
+
+  filled(): Promise<void> {
+    return this.chain.then(() => undefined);
   }
 
   /** Builds run so far: background work started before the latest one is stale. */
@@ -251,6 +277,7 @@ export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
   | { type: "may-write"; id: number }
   | { type: "background"; result: BuildResult }
+  | { type: "filled"; result: BuildResult }
   | { type: "memory"; id: number; memory: Record<string, number> }
   | { type: "done"; id: number; result: BuildResult }
   | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
@@ -319,6 +346,9 @@ function processHost(): Host {
  */
 export class ThreadBuilder implements Builder {
   onBackground?: (result: BuildResult) => void;
+  onFilled?: (result: BuildResult) => void;
+  /** A whole-tree build's process, filling its vectors and tokens after the build answered: it ends before another build starts. */
+  private apart: Promise<void> = Promise.resolve();
   private worker?: Host;
   /** The host of the build running now (the thread's or a process's). */
   private running?: Host;
@@ -329,6 +359,7 @@ export class ThreadBuilder implements Builder {
   private closed?: Promise<void>;
 
   async build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void): Promise<BuildResult> {
+    await this.apart;
     if (wholeTree(cfg, req)) return this.buildApart(cfg, req, onProgress);
     const w = this.thread();
     const result = await this.buildOn(w, cfg, req, onProgress);
@@ -357,12 +388,19 @@ export class ThreadBuilder implements Builder {
     await this.closeThread();
     const host = this.host(processHost());
     log.info("building the whole tree in a process of its own", { force: !!req.force });
+    // The process fills the build's vectors and tokens after it answered, then exits: the build
+    // thread (and with it the next build) starts once it is gone, so one writer at a time.
+    this.apart = new Promise((resolve) => host.onGone(() => resolve()));
     try {
       return await this.buildOn(host, cfg, req, onProgress);
     } finally {
-      host.send({ type: "close" } satisfies ToThread); // it writes a pending graph.json, then exits
-      this.warmThread(cfg);
+      host.send({ type: "close" } satisfies ToThread); // it finishes its fill, writes a pending graph.json, then exits
+      void this.apart.then(() => this.warmThread(cfg));
     }
+  }
+
+  filled(): Promise<void> {
+    return this.apart;
   }
 
   /**
@@ -478,6 +516,7 @@ export class ThreadBuilder implements Builder {
     h.onMessage((m) => {
       if (m.type === "closed") return;
       if (m.type === "background") return this.onBackground?.(m.result);
+      if (m.type === "filled") return this.onFilled?.(m.result);
       if (m.type === "memory") {
         this.lastMemory = m.memory; // a late answer still updates the stand-in
         this.asked.get(m.id)?.(m.memory);

@@ -85,7 +85,8 @@ export function fileWordsOf(text: string): string {
 export interface PreparedDoc {
   hash: string;
   lexical: LexicalFields;
-  vector: Float32Array;
+  /** Absent when the build embeds after it is answerable (fill). */
+  vector?: Float32Array;
 }
 
 /** What identifies a definition's node across the worker and the build: file, first line, kind and qualified name. */
@@ -93,8 +94,8 @@ export function docKey(n: Pick<NodeRecord, "file_path" | "line_start" | "type" |
   return `${n.file_path}\0${n.line_start}\0${n.type}\0${n.qualified_name}`;
 }
 
-/** The documents of a file's definitions, made with `embed`; definitions sharing a key are left out (the build makes theirs). */
-export function prepareDocs(ex: FileExtract, embed: (text: string) => Float32Array): Map<string, PreparedDoc> {
+/** The documents of a file's definitions, embedded with `embed` when given; definitions sharing a key are left out (the build makes theirs). */
+export function prepareDocs(ex: FileExtract, embed?: (text: string) => Float32Array): Map<string, PreparedDoc> {
   const out = new Map<string, PreparedDoc>();
   const twice = new Set<string>();
   for (const d of ex.defs) {
@@ -102,7 +103,7 @@ export function prepareDocs(ex: FileExtract, embed: (text: string) => Float32Arr
     const key = docKey({ ...fields, line_start: d.lineStart });
     if (out.has(key)) twice.add(key);
     const { text, lexical, hash } = nodeDocuments(fields, []);
-    out.set(key, { hash, lexical, vector: embed(text) });
+    out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical });
   }
   for (const k of twice) out.delete(k);
   return out;

@@ -2,7 +2,6 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
 import { hasCopyMark } from "./file-role.js";
-import { countTokens } from "../../shared/tokens.js";
 import type { LanguageSpec } from "./languages/language.js";
 import { Scopes, typeText, type Binding } from "./scope.js";
 import type { FileExtract, LanguageId, NodeKind, RawCall, RawDef } from "./types.js";
@@ -19,6 +18,16 @@ export const MAX_DEF_DEPTH = 100;
 const CONTAINERS = new Set(["class", "interface", "struct", "enum", "impl"]);
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The o200k counter, loaded on the first count: its table costs a process (each parse worker) a
+ * read and tens of MB of heap, which a build that leaves tokens to its fill does not pay while parsing.
+ */
+let tokens: Promise<typeof import("../../shared/tokens.js")> | undefined;
+export function tokenCounter(): Promise<typeof import("../../shared/tokens.js")> {
+  tokens ??= import("../../shared/tokens.js");
+  return tokens;
+}
 const wasmDir = path.join(path.dirname(require.resolve("@vscode/tree-sitter-wasm/package.json")), "wasm");
 
 /** A grammar is a file of @vscode/tree-sitter-wasm/wasm, or a package path (`tree-sitter-c/tree-sitter-c.wasm`). */
@@ -66,15 +75,24 @@ export class Extractor {
     return p;
   }
 
-  async extract(filePath: string, source: string, spec: LanguageSpec): Promise<FileExtract> {
+  /** `countTokens: false` leaves `tokens` at 0 for a build that counts them after it is answerable (build.ts, fill). */
+  async extract(filePath: string, source: string, spec: LanguageSpec, opts: { countTokens?: boolean } = {}): Promise<FileExtract> {
     const { parser, query } = await this.load(spec);
     const tree = parser.parse(source);
     if (!tree) throw new Error(`tree-sitter could not parse ${filePath}`);
     try {
-      return this.walk(filePath, source, spec, tree.rootNode, query);
+      const ex = this.walk(filePath, source, spec, tree.rootNode, query);
+      if (opts.countTokens !== false) ex.tokens = (await tokenCounter()).countTokens(source);
+      return ex;
     } finally {
       tree.delete();
     }
+  }
+
+  /** Parses only, no query or walk: the floor a build's parse cannot go below (the benchmarks' parse-only time). */
+  async parseOnly(source: string, spec: LanguageSpec): Promise<void> {
+    const { parser } = await this.load(spec);
+    parser.parse(source)?.delete();
   }
 
   private walk(filePath: string, source: string, spec: LanguageSpec, root: TSNode, query: Query): FileExtract {
@@ -256,7 +274,7 @@ export class Extractor {
       calls,
       imports: spec.imports(root),
       ...(globals ? { globals } : {}),
-      tokens: countTokens(source),
+      tokens: 0,
       ...(tooDeep ? { tooDeep } : {}),
       ...(hasCopyMark(source) ? { copyMark: true } : {}),
       ...(declares.length ? { declares } : {}),

@@ -19,6 +19,21 @@ interface Job {
   source: string;
   /** The built-in or trained embedder's id: a worker also prepares the file's definition documents with it. */
   embedder?: string;
+  /** Tokens and vectors left for the build's fill (see build.ts): documents come without vectors. */
+  light?: boolean;
+}
+
+/** A file's share of a build's fill: its source to count tokens of (when they are due) and its nodes' embedding texts. */
+export interface FillJob {
+  path: string;
+  source?: string;
+  texts: string[];
+}
+
+/** What a fill job gives back: the file's tokens (when counted) and its texts' vectors (when the workers' embedder made them). */
+export interface Filled {
+  tokens?: number;
+  vectors?: Float32Array[];
 }
 
 /** A worker's answer: the extract, and the documents it prepared (its definitions', its module's file words). */
@@ -57,6 +72,7 @@ export class ParsePool {
     onDone?: (n: number) => void,
     signal?: AbortSignal,
     embedder?: string,
+    light = false,
   ): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[]; prepared: Prepared }> {
     const extracts: FileExtract[] = [];
     const prepared: Prepared = { docs: new Map(), fileWords: new Map() };
@@ -84,7 +100,7 @@ export class ParsePool {
     const stop = () => void this.close();
     signal?.addEventListener("abort", stop, { once: true });
     try {
-      await this.extractInto(jobs, record, lost, signal, embedder);
+      await this.extractInto(jobs, record, lost, signal, embedder, light);
     } finally {
       signal?.removeEventListener("abort", stop);
     }
@@ -92,16 +108,16 @@ export class ParsePool {
     return { extracts, failed, prepared };
   }
 
-  private async extractInto(jobs: Job[], record: (p: Promise<Parsed>, job: Job, alone?: boolean) => Promise<void>, lost: Job[], signal: AbortSignal | undefined, embedder: string | undefined): Promise<void> {
+  private async extractInto(jobs: Job[], record: (p: Promise<Parsed>, job: Job, alone?: boolean) => Promise<void>, lost: Job[], signal: AbortSignal | undefined, embedder: string | undefined, light: boolean): Promise<void> {
     if (jobs.length < 24 || this.size <= 1) {
       for (const job of jobs) {
         if (signal?.aborted) break;
-        await record(this.local.extract(job.path, job.source, languageById(job.language)).then((extract) => ({ extract })), job, true);
+        await record(this.local.extract(job.path, job.source, languageById(job.language), { countTokens: !light }).then((extract) => ({ extract })), job, true);
       }
     } else {
       this.start();
       // Largest first spreads the tail across workers.
-      const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder }));
+      const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder, light }));
       let cursor = 0;
       // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
       const lane = async (w: Worker) => {
@@ -127,6 +143,32 @@ export class ParsePool {
     }
   }
 
+  /**
+   * A build's fill on the workers: each file's tokens counted and, with `embedder` (the built-in or
+   * trained one's id), its texts embedded. Few jobs, or one worker, count here and embed nothing
+   * (the caller embeds what comes back without vectors).
+   */
+  async fillAll(jobs: FillJob[], embedder: string | undefined, count: (source: string) => number): Promise<Map<string, Filled>> {
+    const out = new Map<string, Filled>();
+    if (jobs.length < 24 || this.size <= 1) {
+      for (const j of jobs) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
+      return out;
+    }
+    this.start();
+    let cursor = 0;
+    const lane = async (w: Worker) => {
+      while (cursor < jobs.length && this.workers.includes(w)) {
+        const j = jobs[cursor++];
+        const filled = await this.ask<Filled>(w, { fill: true, source: j.source, texts: j.texts, embedder }).catch(() => undefined);
+        if (filled) out.set(j.path, filled);
+      }
+    };
+    await Promise.all(this.workers.map(lane));
+    // A worker lost under a job: what is left is done here, without vectors (the caller embeds them).
+    for (const j of jobs) if (!out.has(j.path)) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
+    return out;
+  }
+
   /** Workers running now (started by the first job, gone after `close` or an idle spell). */
   get live(): number {
     return this.workers.length;
@@ -136,7 +178,8 @@ export class ParsePool {
   idle(afterMs = 10_000): void {
     clearTimeout(this.idleTimer);
     if (this.workers.length === 0) return;
-    this.idleTimer = setTimeout(() => void this.close(), afterMs);
+    // Workers with jobs in hand (a build's fill) are not idle.
+    this.idleTimer = setTimeout(() => (this.pending.size > 0 ? this.idle(afterMs) : void this.close()), afterMs);
     this.idleTimer.unref();
   }
 
@@ -156,12 +199,13 @@ export class ParsePool {
       };
       w.on("error", (err) => fail(err.message));
       w.on("exit", (code) => fail(`parser worker exited (${code})`));
-      w.on("message", (m: Partial<Parsed> & { id: number; error?: string }) => {
+      w.on("message", (m: Partial<Parsed> & { id: number; error?: string; filled?: Filled }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
         this.owner.delete(m.id);
-        if (m.extract) p.resolve({ extract: m.extract, docs: m.docs, fileWords: m.fileWords });
+        if (m.filled) p.resolve(m.filled as never);
+        else if (m.extract) p.resolve({ extract: m.extract, docs: m.docs, fileWords: m.fileWords });
         else p.reject(new Error(m.error ?? "parse failed"));
       });
       this.workers.push(w);
@@ -169,12 +213,17 @@ export class ParsePool {
   }
 
   private run(w: Worker, job: Job): Promise<Parsed> {
+    return this.ask<Parsed>(w, job);
+  }
+
+  /** One message to a worker and its answer. */
+  private ask<T>(w: Worker, msg: object): Promise<T> {
     if (!this.workers.includes(w)) return Promise.reject(new WorkerLost("parser worker is gone"));
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (e: Parsed) => void, reject });
       this.owner.set(id, w);
-      w.postMessage({ id, ...job });
+      w.postMessage({ id, ...msg });
     });
   }
 

@@ -70,7 +70,8 @@ export function identityLines(r: Retriever, freshness: FreshnessT): string[] {
     return [`# ${name} — ${fresh}; no source files indexed: ${why} (codemem reads ${LANGUAGES.map((l) => l.id).join(", ")})`];
   }
   const warming = freshness.warming?.length ? `; warming up after a start (${freshness.warming.join(", ")} not ready, so the answer is lexical)` : "";
-  return [`# ${name} — ${fresh}${warming}; ${files} files, ${symbols} symbols (${langs})`];
+  const filling = freshness.filling?.length ? `; the last build is still writing ${freshness.filling.join(" and ")} (the answer is lexical and graph)` : "";
+  return [`# ${name} — ${fresh}${warming}${filling}; ${files} files, ${symbols} symbols (${langs})`];
 }
 
 export function architectureLines(r: Retriever, max: number): string[] {

@@ -227,6 +227,11 @@ export class Retriever {
     else this.warming.delete(REEMBEDDING);
   }
 
+  /** What a whole-tree build is still filling in after it became answerable (meta `filling`, see build.ts): vectors, token totals. */
+  get filling(): string[] {
+    return this.meta.filling ? this.meta.filling.split(",") : [];
+  }
+
   /** Languages (sorted) and symbol count of the index, for the answer's heading; fixed between refreshes. */
   summary = { languages: [] as string[], symbols: 0 };
 
@@ -448,7 +453,7 @@ export class Retriever {
     const lq = this.lexicalQuery(query);
     // The vector and whole-file queries are asked first: the local index answers them on a thread of
     // its own while the node query runs here.
-    const vectors = !this.warming.has("vector search") && !this.warming.has(REEMBEDDING);
+    const vectors = !this.warming.has("vector search") && !this.warming.has(REEMBEDDING) && !this.filling.includes(FILLING_VECTORS);
     const [vec, files, lex] = await Promise.all([vectors ? this.vector(qv) : [], this.fileMatches(lq), this.lexical(lq)]);
     const scores = new Map<string, Hit>();
     const sig = new Map<string, Signals>();
@@ -685,6 +690,9 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
   const span = (hits[0]?.score ?? floor) - floor;
   return hits.map((h) => ({ rowid: h.rowid, score: span > 0 ? Math.max(0, (h.score - floor) / span) : 1 }));
 }
+
+/** The part of `filling` whose absence turns searches lexical. */
+export const FILLING_VECTORS = "vectors";
 
 /** What a reader lacks while the index's vectors are an earlier built-in embedder's (staleVectors). */
 const REEMBEDDING = "re-embedded vectors";

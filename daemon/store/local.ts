@@ -389,6 +389,35 @@ export class LocalStore implements IndexStore {
     }
   }
 
+  async fill(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }): Promise<number> {
+    const db = this.db;
+    const nodeOf = db.prepare("SELECT rowid, text_hash FROM nodes WHERE id = ?");
+    const hasVec = db.prepare("SELECT 1 FROM vec_nodes WHERE rowid = ?").pluck();
+    const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, vec_int8(?))");
+    const setScale = db.prepare("UPDATE nodes SET vec_scale = ? WHERE rowid = ?");
+    const setTokens = db.prepare("UPDATE files SET tokens = ? WHERE path = ? AND hash = ?");
+    db.exec("BEGIN");
+    try {
+      for (const { id, textHash, vector } of f.vectors) {
+        const n = nodeOf.get(id) as { rowid: number; text_hash: string } | undefined;
+        if (!n || n.text_hash !== textHash || vector.length === 0 || hasVec.get(BigInt(n.rowid)) !== undefined) continue;
+        const { q, scale } = quantize(vector);
+        insVec.run(BigInt(n.rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+        setScale.run(scale, n.rowid);
+      }
+      for (const t of f.tokens) setTokens.run(t.tokens, t.path, t.hash);
+      const total = db.prepare("SELECT coalesce(sum(tokens), 0) FROM files").pluck().get() as number;
+      this.setMeta({ total_tokens: String(total), filling: "" });
+      db.exec("COMMIT");
+      this.applied = true;
+      return total;
+    } catch (err) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      if (!isDiskFullError(err)) throw err;
+      throw new CodememError("DISK_FULL", `No space left on the disk holding ${this.target} (${freeMb(this.target)} MB free) to write the build's vectors and token counts; its lexical and graph index stands. Free space, then run \`codemem build --force\`.`, { file: this.target });
+    }
+  }
+
   /** Applies one build atomically: a concurrent reader sees the old index or the new one. */
   async apply(delta: BuildDelta | PendingDelta): Promise<void> {
     const db = this.db;
@@ -457,7 +486,8 @@ export class LocalStore implements IndexStore {
       const quantized = delta.nodes.map(({ vector }) => quantize(vector));
       delta.nodes.forEach(({ lexical }, i) => insFts.run(rowids[i], lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body));
       delta.nodes.forEach(({ lexical, fileWords }, i) => fileWords !== undefined && insFtsFile.run(rowids[i], lexical.path, fileWords));
-      quantized.forEach(({ q }, i) => insVec.run(BigInt(rowids[i]), Buffer.from(q.buffer, q.byteOffset, q.byteLength)));
+      // A deferred build's nodes have no vector yet: their fill writes them (fill, below).
+      quantized.forEach(({ q }, i) => q.length > 0 && insVec.run(BigInt(rowids[i]), Buffer.from(q.buffer, q.byteOffset, q.byteLength)));
       if (!apart) rowids.forEach((rowid, i) => insText.run(rowid, deflateText(texts[i])));
       for (const e of delta.edgesRemoved) {
         const [source, target] = [symbolOf.get(e.source) as number | undefined, symbolOf.get(e.target) as number | undefined];

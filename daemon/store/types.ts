@@ -55,6 +55,12 @@ export interface IndexStore {
   catalog(files?: string[], opts?: { slice?: number }): Promise<CatalogNode[]>;
   /** Applies one build atomically. */
   apply(delta: BuildDelta | PendingDelta): Promise<void>;
+  /**
+   * A deferred build's fill (build.ts, fillIndex), in one transaction: vectors of nodes still holding
+   * `textHash` and none yet, tokens of files still of `hash`; sets the token total and clears
+   * `filling`. Answers the new total. Only the local backend defers.
+   */
+  fill?(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }): Promise<number>;
   /** Compacts and re-indexes (`build --optimize`). */
   optimize(): Promise<void>;
   /**

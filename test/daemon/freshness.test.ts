@@ -9,7 +9,7 @@ import { walkApart } from "../../dist/daemon/index/walk-thread.js";
 import { startWatcher } from "../../dist/daemon/watch.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { touchLater } from "../helpers.js";
-import { cleanupAll, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
+import { cleanupAll, FILES, makeProject, spawnDaemonChild, waitFor } from "./helpers.js";
 
 afterAll(cleanupAll);
 
@@ -115,4 +115,44 @@ describe("a build that returns leaves the index current with the tree it read", 
       await engine.close();
     }
   }, 120_000);
+});
+
+describe("a daemon's whole-tree build answers before its vectors and tokens are written", () => {
+  it("the build returns answerable; stats says what is still being filled in and is never wrong about it; once filled, totals and rankings are a complete build's", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`pkg/m${i}.py`] = `"""Module ${i} of the ledger."""\n\n\ndef post_entry_${i}(ledger, amount):\n    """Post an entry of amount to the ledger."""\n    return ledger.append(amount + ${i})\n\n\ndef balance_${i}(ledger):\n    return sum(ledger)\n`;
+    const root = makeProject({ files: { ...FILES, ...files } });
+    const copy = makeProject({ files: { ...FILES, ...files } });
+    // The same tree built in-process, its fill awaited: the complete build to compare with.
+    const engine = await ProjectEngine.open(copy, { sideEffects: false });
+    const complete = await engine.build({ project_path: copy });
+    expect(complete.filling ?? []).toEqual([]);
+    const exact = (await engine.stats({ project_path: copy })).source_tokens;
+    expect(exact).toBeGreaterThan(0);
+    const questions = ["post an entry to the ledger", "inventory stock report", "format a price"];
+    const ranked = async (call: (q: string) => Promise<{ results: { id: string }[] }>) => {
+      const out: string[][] = [];
+      for (const q of questions) out.push((await call(q)).results.map((r) => r.id));
+      return out;
+    };
+    const expected = await ranked((q) => engine.search({ project_path: copy, query: q, limit: 10 }));
+    await engine.close();
+
+    spawnDaemonChild(root, ["--no-watch"]);
+    const built = (await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000 })) as { filling?: string[]; node_count: number };
+    expect(built.filling).toEqual(["vectors", "tokens"]);
+    expect(built.node_count).toBe(complete.node_count);
+    type Stats = { source_tokens: number; freshness: { filling?: string[]; warming?: string[] } };
+    // Whenever stats says nothing is being filled in, the total is the complete build's.
+    const stats = await waitFor("the build's fill", async () => {
+      const s = (await callDaemon(root, "stats", { project_path: root })) as Stats;
+      if (s.freshness.filling) expect(s.freshness.filling).toEqual(["vectors", "tokens"]);
+      else expect(s.source_tokens).toBe(exact);
+      return !s.freshness.filling && !s.freshness.warming && s;
+    }, 120_000, 100);
+    expect(stats.source_tokens).toBe(exact);
+    // The daemon answers with the vectors now written: the same rankings as the complete in-process build.
+    const got = await ranked((q) => callDaemon(root, "search", { project_path: root, query: q, limit: 10 }) as Promise<{ results: { id: string }[] }>);
+    expect(got).toEqual(expected);
+  }, 300_000);
 });

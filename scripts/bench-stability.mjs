@@ -42,7 +42,12 @@ function workCopy(name, dir) {
 /** One run: a fresh build in a fresh daemon, then PASSES passes over the questions; per pass and question the ranking and its reciprocal rank. */
 async function run(work, qs) {
   fs.rmSync(path.join(work, ".codemem"), { recursive: true, force: true });
-  await callDaemon(work, "build", { project_path: work });
+  const built = await callDaemon(work, "build", { project_path: work });
+  // A whole-tree build answers before its vectors are written (its answers say `filling`): the passes
+  // start once they are, as the issue's rule is about the daemon that wrote them.
+  const t0 = Date.now();
+  while (built.filling?.length && (await callDaemon(work, "stats", { project_path: work })).freshness.filling) await new Promise((r) => setTimeout(r, 100));
+  if (built.filling?.length) console.error(JSON.stringify({ level: "info", msg: "fill written", corpus: path.basename(work), waited_s: (Date.now() - t0) / 1000 }));
   const passes = [];
   for (let p = 0; p < PASSES; p++) {
     const rows = [];
@@ -53,7 +58,7 @@ async function run(work, qs) {
       rows.push({
         key: JSON.stringify([s.results.map((r) => r.id), a.citations.map((c) => c.node_id)]),
         rr: rank >= 0 ? 1 / (rank + 1) : 0,
-        lexicalOnly: (s.freshness.warming ?? []).length > 0,
+        lexicalOnly: (s.freshness.warming ?? []).length > 0 || (s.freshness.filling ?? []).length > 0,
         synapse: s.results.filter((r) => r.via.includes("synapse")).length,
       });
     }

@@ -2,7 +2,7 @@
 // The second held-out set (test/bench/retrieval/heldout2.json, issue 39): 17 projects in 16 languages,
 // each pinned to a commit, asked through bench-retrieval (the same engine calls, scoring and BM25
 // yardstick), with figures per language and overall.
-//   npm run bench:heldout [-- --json] [--corpus NAME] [--baseline REF] [--mirrors DIR] [--set FILE] [--check]
+//   npm run bench:heldout [-- --json] [--corpus NAME] [--baseline REF] [--rankers hand,learned] [--mirrors DIR] [--set FILE] [--check]
 // --check extracts the trees and checks the gold answers, and ranks nothing.
 // Each project's pinned tree is extracted offline with `git archive` from its local mirror
 // (DIR/<owner>+<name>/repo, default /work/.mirror) into .bench-cache/heldout/<name>; a tree whose
@@ -95,7 +95,7 @@ if (args.includes("--check")) {
 
 // bench-retrieval over the extracted trees, its report as JSON.
 const forward = [];
-for (const flag of ["--corpus", "--baseline"]) if (opt(flag)) forward.push(flag, opt(flag));
+for (const flag of ["--corpus", "--baseline", "--rankers"]) if (opt(flag)) forward.push(flag, opt(flag));
 const out = execFileSync(process.execPath, [path.join(root, "scripts/bench-retrieval.mjs"), "--questions", setFile, "--corpora", treesDir, "--json", ...forward], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 1 << 28 });
 const report = JSON.parse(out);
 const setName = path.basename(setFile, ".json");

@@ -109,6 +109,7 @@ function aggregate(sets, keyOf) {
     g.questions += c.questions;
     g.corpora.push(name);
     const figures = { recall: c.codemem.recall, mrr: c.codemem.mrr, symbol_mrr: c.codemem.symbol_mrr, tokens: c.codemem.mean_tokens, files: c.codemem.mean_files_cited, bm25_recall: c.bm25_top3.recall, bm25_mrr: c.bm25_top3.mrr };
+    for (const [k, v] of Object.entries(c.mrr_by_ranker ?? {})) figures[`mrr_${k}`] = v;
     for (const [k, v] of Object.entries(figures)) g.sums[k] = (g.sums[k] ?? 0) + v * c.questions;
     groups.set(key, g);
   }
@@ -133,6 +134,11 @@ for (const [name, c] of Object.entries(report.corpora)) {
 console.log(`\n== ${setName} by language (codemem search MRR and query-context recall over gold files; symbol MRR: first result that is a gold symbol in a gold file)`);
 for (const [lang, g] of Object.entries(summary.languages).sort(([a], [b]) => a.localeCompare(b))) console.log(line(lang, g));
 console.log(line("overall", summary.overall));
+const rankers = Object.keys(summary.overall).filter((k) => k.startsWith("mrr_")).map((k) => k.slice(4));
+if (rankers.length) {
+  console.log(`\n== search MRR by ranker (${rankers.join(" | ")}), the same builds`);
+  for (const [lang, g] of [...Object.entries(summary.languages).sort(([a], [b]) => a.localeCompare(b)), ["overall", summary.overall]]) console.log(`  ${lang.padEnd(11)} ${String(g.questions).padStart(3)} q  ${rankers.map((k) => f(g[`mrr_${k}`])).join(" | ")}`);
+}
 if (summary.baseline) {
   console.log(`\n== the same at ${summary.baseline.ref}`);
   for (const [lang, g] of Object.entries(summary.baseline.languages).sort(([a], [b]) => a.localeCompare(b))) console.log(line(lang, g));

@@ -79,7 +79,10 @@ export class ProjectEngine {
     // The daemon's build thread re-clusters between builds; readers then load the new communities.
     if (opts.daemon) this.builder.onBackground = (r) => void this.afterBuild(r).catch((err) => log.warn("refreshing readers after background work failed", { error: (err as Error).message }));
     // A whole-tree build's vectors and tokens are written after it answered: readers load them then.
-    this.builder.onFilled = () => void this.afterBuild({ changed_paths: [], rows_changed: [], reclustered: true }).catch((err) => log.warn("refreshing readers after a build's fill failed", { error: (err as Error).message }));
+    this.builder.onFilled = () => {
+      this.fresh.forget();
+      void this.readers.afterFill().catch((err) => log.warn("refreshing readers after a build's fill failed", { error: (err as Error).message }));
+    };
     this.configStamp = fileStamp(stateDirs(root).configFile);
     this.memory = new ProjectMemory(root, () => this.retrieverOrUndefined(), this.sideEffects);
     this.fresh = new Freshness(root);
@@ -251,9 +254,13 @@ export class ProjectEngine {
     this.fresh.watchWith(pending);
   }
 
-  /** Files changed on disk since the last build, what the reader is still loading, and what the last build is still filling in. */
-  async freshness(): Promise<FreshnessT> {
-    const r = await this.retriever();
+  /**
+   * Files changed on disk since the last build, what the reader is still loading, and what the last
+   * build is still filling in. `used`: the reader that answered (a handover may have swapped readers
+   * since: the answer's freshness is its reader's).
+   */
+  async freshness(used?: Retriever): Promise<FreshnessT> {
+    const r = used ?? (await this.retriever());
     const warming = r.warming.size ? { warming: [...r.warming] } : {};
     const filling = r.filling.length ? { filling: r.filling } : {};
     return { ...(await this.fresh.of(r, this.cfg)), ...warming, ...filling };
@@ -287,7 +294,7 @@ export class ProjectEngine {
       embedder: m.embedder ?? "",
       ranker: rankerOf(r),
       unsupported: unsupportedOf(m),
-      freshness: await this.freshness(),
+      freshness: await this.freshness(r),
     };
   }
 
@@ -330,7 +337,7 @@ export class ProjectEngine {
         ...(h.also ? { also: h.also.map((x) => ({ id: x.node.id, qualified_name: x.node.qualified_name, type: x.node.type, line_start: x.node.line_start, line_end: x.node.line_end, score: score(x.score) })) } : {}),
       })),
       ranker: r.rankerId(),
-      freshness: await this.freshness(),
+      freshness: await this.freshness(r),
     };
   }
 
@@ -340,7 +347,7 @@ export class ProjectEngine {
     const r = await this.answering();
     const budget = a.budget ?? this.cfg.query.budget;
     const hits = await r.search(a.question, e, 40, this.recall(r));
-    const freshness = await this.freshness();
+    const freshness = await this.freshness(r);
     const out = await assembleQuery(r, hits, budget, freshness, a.question, this.memory.coChangePartners());
     const sourceTokens = Number(r.meta.total_tokens ?? 0);
     return { ...out, ranker: r.rankerId(), tokenizer: TOKENIZER, reduction_ratio: ratio(sourceTokens, out.tokens), source_tokens: sourceTokens, freshness };

@@ -84,6 +84,17 @@ export class Readers {
     );
   }
 
+  /**
+   * A whole-tree build's fill wrote its vectors and tokens into the index: a daemon's warm reader
+   * keeps answering (lexically, as it did) until a reader with the vectors is warm, as after a forced
+   * build; elsewhere the next question opens one.
+   */
+  async afterFill(): Promise<void> {
+    const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;
+    if (warm && this.daemon) this.handOver();
+    else void this.invalidate();
+  }
+
   /** Brings the warm reader up to date: small builds patch it, large ones reload it. */
   async afterBuild(r: Pick<BuildResult, "changed_paths" | "rows_changed" | "reclustered">): Promise<void> {
     const warm = this.ret ? await this.ret.catch(() => undefined) : undefined;

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { seededRandom } from "../../dist/shared/random.js";
+import { waitFor } from "../daemon/helpers.js";
 import { makeProject, touchLater } from "../helpers.js";
 
 const repo = path.resolve(__dirname, "../..");
@@ -153,6 +154,9 @@ describe("local index", () => {
     const engine = await ProjectEngine.open(p.root, { sideEffects: false, daemon: true });
     cleanups.push(p.cleanup, () => engine.close());
     await engine.build({ project_path: p.root });
+    // A whole-tree build answers before its vectors are written; the reader that takes over is the one after them.
+    const filled = async () => !(await engine.stats({ project_path: p.root })).freshness.filling && (await engine.retriever()).warming.size === 0;
+    await waitFor("the first build's fill", filled, 60_000, 20);
     const reader = await engine.retriever();
     const names = async () => (await engine.search({ project_path: p.root, query: "handedOverScan quick scan", limit: 10 })).results.map((r) => r.name);
     expect(await names()).not.toContain("handedOverScan");

@@ -224,7 +224,9 @@ export class Extractor {
       const params = spec.paramTypes?.(f.node);
       if (params?.some(Boolean)) defs[index].paramTypes = params.map((t) => t.slice(0, 300));
       stack.push({ end: f.end, kind, index, qualified });
-      ownerAt.push({ start: f.start, end: f.end, index });
+      // A decorator's call (`@app.route("/")`) is the decorated definition's: it is applied to it.
+      const decorated = f.node.parent?.type === "decorated_definition" ? f.node.parent.startIndex : f.start;
+      ownerAt.push({ start: Math.min(decorated, f.start), end: f.end, index });
     }
     // Impl blocks with a trait name the trait as a base of the receiver type.
     for (const f of found) {

@@ -94,14 +94,18 @@ export class Scopes {
     }
   }
 
-  /** The file's own bindings with a type or value (the last of each name), for other files importing them. */
+  /** The file's own bindings with a type or value (the last of each name, its declared type over its value), for other files importing them. */
   globals(): [string, string][] | undefined {
-    const out = new Map<string, string>();
+    const out = new Map<string, { expr: string; start: number; typed: boolean }>();
     for (const b of this.byOwner.get(-1) ?? []) {
       const expr = b.type ? `⟨${b.type}⟩` : b.value !== undefined ? (this.rewrite(b.value, -1, b.start, 1) ?? b.value) : undefined;
-      if (expr && !b.field) out.set(b.name, expr);
+      if (!expr || b.field) continue;
+      const prev = out.get(b.name);
+      // `x: T = v` binds x twice at one position: T is what the declaration says x is.
+      if (prev && prev.start === b.start && prev.typed && !b.type) continue;
+      out.set(b.name, { expr, start: b.start, typed: !!b.type });
     }
-    return out.size ? [...out] : undefined;
+    return out.size ? [...out].map(([name, b]) => [name, b.expr]) : undefined;
   }
 
   /** Whether a bare call's name is bound by the caller or a definition enclosing it (the file's own names are not: they are the project's). */

@@ -216,3 +216,24 @@ describe("contextual types through constructors", () => {
     expect(g.callees("of.ts::of")).toEqual(["observable.ts::Observable", "subscriber.ts::Subscriber.next"]);
   });
 });
+
+describe("declared types and decorators (flask)", () => {
+  it("Python: a file-level variable's declared type wins over its value from outside the project (`current_app: FlaskProxy = LocalProxy(…)`)", async () => {
+    const g = await graphOf({
+      "app.py": "class Flask:\n    def ensure_sync(self, f):\n        return f\n",
+      "globals.py":
+        "import typing as t\nfrom werkzeug.local import LocalProxy\nfrom app import Flask\n\nif t.TYPE_CHECKING:\n    class ProxyMixin(t.Protocol):\n        def _get_current_object(self): ...\n\n    class FlaskProxy(ProxyMixin, Flask): ...\n\ncurrent_app: FlaskProxy = LocalProxy(None, 'app')\n",
+      "views.py": "from globals import current_app\n\ndef as_view(f):\n    current_app.ensure_sync(f)\n    return current_app._get_current_object()\n",
+    });
+    expect(g.callees("views.py::as_view")).toEqual(["app.py::Flask.ensure_sync", "globals.py::ProxyMixin._get_current_object"]);
+  });
+
+  it("Python: a decorator's call belongs to the definition it decorates (`@app.route('/')` above `def index`)", async () => {
+    const g = await graphOf({
+      "app.py": "class Flask:\n    def route(self, rule):\n        return lambda f: f\n",
+      "views.py": "from app import Flask\n\napp = Flask()\n\n@app.route('/')\ndef index():\n    return 'hi'\n\nclass V:\n    @app.route('/v')\n    def get(self):\n        pass\n",
+    });
+    expect(g.callees("views.py::index")).toEqual(["app.py::Flask.route"]);
+    expect(g.callees("views.py::V.get")).toEqual(["app.py::Flask.route"]);
+  });
+});

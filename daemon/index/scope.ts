@@ -56,6 +56,9 @@ export function splitTop(s: string, sep: string): string[] {
   return out;
 }
 
+/** How much a binding says of its name: a declared type, a value, nothing. */
+const rank = (b: Binding) => (b.type ? 2 : b.value !== undefined ? 1 : 0);
+
 /** The bindings of a file's definitions (-1: the file), and how a receiver reads through them. */
 export class Scopes {
   private readonly byOwner = new Map<number, Binding[]>();
@@ -96,16 +99,16 @@ export class Scopes {
 
   /** The file's own bindings with a type or value (the last of each name, its declared type over its value), for other files importing them. */
   globals(): [string, string][] | undefined {
-    const out = new Map<string, { expr: string; start: number; typed: boolean }>();
+    const out = new Map<string, { expr: string; b: Binding }>();
     for (const b of this.byOwner.get(-1) ?? []) {
       const expr = b.type ? `⟨${b.type}⟩` : b.value !== undefined ? (this.rewrite(b.value, -1, b.start, 1) ?? b.value) : undefined;
       if (!expr || b.field) continue;
       const prev = out.get(b.name);
       // `x: T = v` binds x twice at one position: T is what the declaration says x is.
-      if (prev && prev.start === b.start && prev.typed && !b.type) continue;
-      out.set(b.name, { expr, start: b.start, typed: !!b.type });
+      if (prev && prev.b.start === b.start && rank(prev.b) > rank(b)) continue;
+      out.set(b.name, { expr, b });
     }
-    return out.size ? [...out].map(([name, b]) => [name, b.expr]) : undefined;
+    return out.size ? [...out].map(([name, x]) => [name, x.expr]) : undefined;
   }
 
   /** Whether a bare call's name is bound by the caller or a definition enclosing it (the file's own names are not: they are the project's). */
@@ -136,7 +139,8 @@ export class Scopes {
       let best: Binding | undefined;
       for (const b of this.byOwner.get(i) ?? []) {
         if (b.name !== name || b.field || b.start > pos) continue;
-        if (!best || b.start > best.start || (b.start === best.start && !best.type && best.value === undefined)) best = b;
+        // At one position a declared type (`c := in.(*Command)`, `x: T = v`) wins over a value, a value over a bare name.
+        if (!best || b.start > best.start || (b.start === best.start && rank(b) > rank(best))) best = b;
       }
       if (best || i < 0) return best;
     }

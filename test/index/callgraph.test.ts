@@ -237,3 +237,20 @@ describe("declared types and decorators (flask)", () => {
     expect(g.callees("views.py::V.get")).toEqual(["app.py::Flask.route"]);
   });
 });
+
+describe("Go: the module's root package and type assertions (cobra)", () => {
+  it("a package importing the module's root package by its module path reaches the root's functions", async () => {
+    const g = await graphOf({
+      "cobra.go": "package cobra\n\nfunc WriteStringAndCheck(s string) {}\n",
+      "doc/man.go": 'package doc\n\nimport (\n\t"strings"\n\n\t"github.com/spf13/cobra"\n)\n\nfunc manPreamble() {\n\tcobra.WriteStringAndCheck(strings.ToUpper("x"))\n}\n',
+    });
+    expect(g.callees("doc/man.go::manPreamble")).toEqual(["cobra.go::WriteStringAndCheck"]);
+  });
+
+  it("c := in.(*Command) types c by the asserted type", async () => {
+    const g = await graphOf({
+      "command.go": "package cobra\n\ntype Command struct{}\n\nfunc (c *Command) Runnable() bool { return true }\n\ntype Other struct{}\n\nfunc (o *Other) Runnable() bool { return false }\n\nfunc usage(in interface{}) {\n\tc := in.(*Command)\n\tc.Runnable()\n}\n",
+    });
+    expect(g.callees("command.go::usage")).toEqual(["command.go::Command.Runnable"]);
+  });
+});

@@ -13,6 +13,7 @@ const QUERY = `
 (parameter_declaration name: (identifier) @local.name type: (_) @local.type)
 (variadic_parameter_declaration name: (identifier) @local.name)
 (short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (_) @local.value))
+(short_var_declaration left: (expression_list . (identifier) @local.name) right: (expression_list . (type_assertion_expression type: (_) @local.type)))
 (short_var_declaration left: (expression_list (identifier) @local.name))
 (var_spec name: (identifier) @local.name type: (_) @local.type)
 (var_spec name: (identifier) @local.name value: (expression_list . (_) @local.value))
@@ -114,6 +115,13 @@ function goDir(importPath: string, project: ProjectView): string | undefined {
   }
   for (const t of tails) if (t.includes("/") && project.filesIn(t).length) return t;
   for (const t of tails) if (project.filesIn(t).length) return t;
+  // The module's own root package (`github.com/spf13/cobra` imported from cobra's doc/): a module
+  // path (its first element has a dot, which no standard library path has) whose last element names
+  // the package of the project's root files.
+  if (parts.length > 1 && parts[0].includes(".")) {
+    const own = new Set(project.declaring(parts[parts.length - 1].replace(/^go-|\.v\d+$/, "")));
+    if (project.filesIn("").some((f) => own.has(f))) return "";
+  }
   return undefined;
 }
 

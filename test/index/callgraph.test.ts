@@ -254,3 +254,15 @@ describe("Go: the module's root package and type assertions (cobra)", () => {
     expect(g.callees("command.go::usage")).toEqual(["command.go::Command.Runnable"]);
   });
 });
+
+describe("destructured parameters shadow project names (rxjs)", () => {
+  it("TypeScript and JavaScript: `run(({ hot, cold: c, e = 1 }) => …)` binds hot, c and e; a bare call of them is not the project's function", async () => {
+    for (const ext of ["ts", "js"]) {
+      const g = await graphOf({
+        [`marbles.${ext}`]: "export function cold() {}\nexport function hot() {}\nexport function e() {}\n",
+        [`spec.${ext}`]: `import { cold, hot, e } from './marbles';\nexport function test(s) {\n  s.run(({ hot, cold: c, e = 1 }) => {\n    hot();\n    c();\n    e();\n  });\n  cold();\n}\n`,
+      });
+      expect(g.callees(`spec.${ext}::test`)).toEqual([`marbles.${ext}::cold`]);
+    }
+  });
+});

@@ -33,11 +33,15 @@ const JS_LOCALS = `
 (field_definition property: (property_identifier) @local.name value: (_) @local.value)
 `;
 
+// Destructuring binds its names wherever it appears: declarations and parameters
+// (`run(({ hot, cold }) => cold("--a"))` calls the parameter, not a project function named cold).
 const COMMON_LOCALS = `
 (variable_declarator name: (identifier) @local.name value: (_) @local.value)
 (variable_declarator name: (identifier) @local.name)
-(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @local.name))
-(variable_declarator name: (array_pattern (identifier) @local.name))
+(object_pattern (shorthand_property_identifier_pattern) @local.name)
+(object_pattern (pair_pattern value: (identifier) @local.name))
+(object_pattern (object_assignment_pattern left: (shorthand_property_identifier_pattern) @local.name))
+(array_pattern (identifier) @local.name)
 (arrow_function parameter: (identifier) @local.name)
 (for_in_statement left: (identifier) @local.name)
 (catch_clause parameter: (identifier) @local.name)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Extractor } from "../../dist/daemon/index/extract.js";
 import { languageForPath } from "../../dist/daemon/index/languages/registry.js";
 import { resolveGraph } from "../../dist/daemon/index/resolve.js";
+import { GO_SHAPES, PY_SHAPES, TS_SHAPES } from "../fixtures/dispatch-shapes.js";
 
 /** A caller's CALLS edges of a few files given inline, with their dispatch marks (`null`: a direct call). */
 async function callsOf(files: Record<string, string>, caller: string) {
@@ -10,29 +11,6 @@ async function callsOf(files: Record<string, string>, caller: string) {
   const { edges } = resolveGraph(extracts);
   return Object.fromEntries(edges.filter((e) => e.source === caller && e.type === "calls").map((e) => [e.target, e.dispatch ?? null]));
 }
-
-export const TS_SHAPES = {
-  "shape.ts": "export interface Shape { area(): number; }\nexport abstract class Base implements Shape {\n  area(): number { return 0; }\n}\n",
-  "square.ts": 'import { Base } from "./shape";\nexport class Square extends Base {\n  area(): number { return 4; }\n}\n',
-  "circle.ts": 'import { Shape } from "./shape";\nexport class Circle implements Shape {\n  area(): number { return 3; }\n}\n',
-  "use.ts":
-    'import { Shape, Base } from "./shape";\nexport function total(s: Shape): number {\n  return s.area();\n}\nexport function viaBase(b: Base): number {\n  return b.area();\n}\n',
-};
-
-export const GO_SHAPES = {
-  "shape/shape.go": "package shape\n\ntype Shape interface {\n\tArea() int\n\tScale(f int, g int) Shape\n}\n\nfunc Total(s Shape) int {\n\treturn s.Area()\n}\n",
-  "shape/square.go": "package shape\n\ntype Square struct{}\n\nfunc (q *Square) Area() int { return 4 }\n\nfunc (q *Square) Scale(f int, g int) Shape { return q }\n",
-  "shape/circle.go": "package shape\n\ntype Circle struct{ Square }\n\nfunc (c Circle) Area() int { return 3 }\n",
-  // Same method names, wrong arity: no implementation.
-  "shape/line.go": "package shape\n\ntype Line struct{}\n\nfunc (l Line) Area() int { return 0 }\n\nfunc (l Line) Scale(f int) Shape { return l }\n",
-};
-
-export const PY_SHAPES = {
-  "shapes/base.py": "class Shape:\n    def area(self):\n        raise NotImplementedError\n\n    def describe(self):\n        return self.area()\n",
-  "shapes/square.py": "from .base import Shape\n\nclass Square(Shape):\n    def area(self):\n        return 4\n",
-  "shapes/circle.py": "from .base import Shape\n\nclass Circle(Shape):\n    def area(self):\n        return 3\n",
-  "shapes/use.py": "from .base import Shape\n\ndef total(s: Shape):\n    return s.area()\n",
-};
 
 describe("dispatch candidates", () => {
   it("TypeScript: a call through an interface reaches every implementer, marked; through a base class, the declared member and its overrides", async () => {

@@ -13,10 +13,16 @@ async function callsOf(files: Record<string, string>, caller: string) {
 }
 
 describe("dispatch candidates", () => {
-  it("TypeScript: a call through an interface reaches every implementer, marked; through a base class, the declared member and its overrides", async () => {
+  it("TypeScript: a call through an interface reaches every implementer, marked; through a base class, the declared member and its overrides; statics and unextended classes have none", async () => {
     expect(await callsOf(TS_SHAPES, "use.ts::total")).toEqual({ "shape.ts::Base.area": 0.333, "square.ts::Square.area": 0.333, "circle.ts::Circle.area": 0.333 });
     // The declared member stays a direct edge (what the compiler reports); the override is a candidate beside it.
     expect(await callsOf(TS_SHAPES, "use.ts::viaBase")).toEqual({ "shape.ts::Base.area": null, "square.ts::Square.area": 0.5 });
+    // A call on a class's static side, or on a class nobody extends, has none.
+    const files = {
+      "a.ts": "export class A { static make(): number { return 1; } run(): number { return 1; } }\nexport class B extends A { static make(): number { return 2; } }\nexport class C { go(): number { return 1; } }\n",
+      "use.ts": 'import { A, C } from "./a";\nexport function f(c: C): number {\n  return A.make() + c.go();\n}\n',
+    };
+    expect(await callsOf(files, "use.ts::f")).toEqual({ "a.ts::A.make": null, "a.ts::C.go": null });
   });
 
   it("Go: a call through an interface reaches the types whose method sets satisfy it (promoted methods count, arity must match)", async () => {
@@ -30,11 +36,4 @@ describe("dispatch candidates", () => {
     expect(await callsOf(PY_SHAPES, "shapes/base.py::Shape.describe")).toEqual(expected);
   });
 
-  it("a call on a class's static side, or on a class nobody extends, has no candidates", async () => {
-    const files = {
-      "a.ts": "export class A { static make(): number { return 1; } run(): number { return 1; } }\nexport class B extends A { static make(): number { return 2; } }\nexport class C { go(): number { return 1; } }\n",
-      "use.ts": 'import { A, C } from "./a";\nexport function f(c: C): number {\n  return A.make() + c.go();\n}\n',
-    };
-    expect(await callsOf(files, "use.ts::f")).toEqual({ "a.ts::A.make": null, "a.ts::C.go": null });
-  });
 });

@@ -36,10 +36,12 @@ const CALLABLE = new Set(["method", "function"]);
 
 /**
  * The definitions a call of `name` on a receiver statically typed `typeId` may reach besides
- * `declared` (what the call resolved to, if anything), each with its confidence: 1 / the number
- * of possible targets, the declared member counting as one when there is one (a base method runs
- * for the receivers whose class does not override it). No evidence tells the run-time receivers
- * apart, so the candidates share it equally. Empty when the call cannot dispatch.
+ * `declared` (what the call resolved to, if anything), each with its confidence: 1/(candidates + 1).
+ * The one more is the declared member when it is a node (a base method runs for the receivers
+ * whose class does not override it), else the implementations the index cannot list (a TS object
+ * literal, a Go type of a dependency: both languages type interfaces structurally), so a lone
+ * implementer is never certain. No evidence tells the run-time receivers apart: the candidates
+ * share the rest equally. Empty when the call cannot dispatch.
  */
 export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined): { targets: string[]; confidence: number } {
   const type = view.node(typeId)?.type;
@@ -48,8 +50,7 @@ export function dispatchCandidates(view: DispatchView, family: string, typeId: s
   else if (NOMINAL.has(family)) targets = type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
   targets = (targets ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? ""));
   if (targets.length === 0 || targets.length > MAX_CANDIDATES) return { targets: [], confidence: 0 };
-  const n = targets.length + (declared ? 1 : 0);
-  return { targets, confidence: Math.round(1000 / n) / 1000 };
+  return { targets, confidence: Math.round(1000 / (targets.length + 1)) / 1000 };
 }
 
 /** Nominal: the member each concrete subtype has by the name, once each; undefined past the visit bound. */

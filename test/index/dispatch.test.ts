@@ -1,8 +1,11 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Extractor } from "../../dist/daemon/index/extract.js";
 import { languageForPath } from "../../dist/daemon/index/languages/registry.js";
 import { resolveGraph } from "../../dist/daemon/index/resolve.js";
+import { readGraphFile } from "../../dist/daemon/index/graph-file.js";
 import { GO_SHAPES, PY_SHAPES, TS_SHAPES } from "../fixtures/dispatch-shapes.js";
+import { builtProject } from "./fixture.js";
 
 /** A caller's CALLS edges of a few files given inline, with their dispatch marks (`null`: a direct call). */
 async function callsOf(files: Record<string, string>, caller: string) {
@@ -36,4 +39,13 @@ describe("dispatch candidates", () => {
     expect(await callsOf(PY_SHAPES, "shapes/base.py::Shape.describe")).toEqual(expected);
   });
 
+
+  it("a build writes the candidates' confidences to graph.json, and a graph.json read back keeps them", async () => {
+    const { g, root } = await builtProject({ ...TS_SHAPES, ...PY_SHAPES });
+    const from = (graph: { edges: { source: string; target: string; dispatch?: number }[] }) =>
+      Object.fromEntries(graph.edges.filter((e) => e.source === "use.ts::total").map((e) => [e.target, e.dispatch ?? null]));
+    const expected = { "shape.ts::Base.area": 0.25, "square.ts::Square.area": 0.25, "circle.ts::Circle.area": 0.25 };
+    expect(from(g)).toEqual(expected);
+    expect(from(readGraphFile(path.join(root, "codegraph-out/graph.json")))).toEqual(expected);
+  });
 });

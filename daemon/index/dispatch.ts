@@ -11,8 +11,8 @@
 
 /** What the search asks the resolver; every answer is recorded as a lookup, so an edit re-resolves the callers it can change. */
 export interface DispatchView {
-  /** A node's kind (`class`, `interface`, `method`, …) and name. */
-  node(id: string): { type: string; name: string } | undefined;
+  /** A node's kind (`class`, `interface`, `method`, …), name and file. */
+  node(id: string): { type: string; name: string; file: string } | undefined;
   /** Types naming `typeId` among their bases (implementers, subclasses, Go's embedding types), sorted. */
   subtypes(typeId: string): readonly string[];
   /** The member a type has by that name, its own or inherited (promoted). */
@@ -43,10 +43,10 @@ const CALLABLE = new Set(["method", "function"]);
  * implementer is never certain. No evidence tells the run-time receivers apart: the candidates
  * share the rest equally. Empty when the call cannot dispatch.
  */
-export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined): { targets: string[]; confidence: number } {
+export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { targets: string[]; confidence: number } {
   const type = view.node(typeId)?.type;
   let targets: string[] | undefined;
-  if (STRUCTURAL.has(family)) targets = type === "interface" ? implementors(view, typeId, name) : [];
+  if (STRUCTURAL.has(family)) targets = type === "interface" ? implementors(view, typeId, name)?.filter((t) => linkedWith(view.node(t)?.file ?? "", callerFile)) : [];
   else if (NOMINAL.has(family)) targets = type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
   targets = (targets ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? ""));
   if (targets.length === 0 || targets.length > MAX_CANDIDATES) return { targets: [], confidence: 0 };
@@ -104,6 +104,15 @@ function implementors(view: DispatchView, iface: string, name: string): string[]
     }
   }
   return [...out].sort();
+}
+
+/** A Go test file's types exist only in its own package's test binary: never in another package's calls. */
+function linkedWith(file: string, callerFile: string): boolean {
+  return !file.endsWith("_test.go") || dirOf(file) === dirOf(callerFile);
+}
+
+function dirOf(file: string): string {
+  return file.slice(0, file.lastIndexOf("/") + 1);
 }
 
 function satisfies(view: DispatchView, typeId: string, specs: { name: string; arity: number }[]): boolean {

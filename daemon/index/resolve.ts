@@ -656,7 +656,7 @@ export class GraphResolver {
         const target = this.callTarget(fi, c, callerId);
         if (target) add(callerId, target, "calls");
         if (!this.staticReceiver) continue;
-        const { targets, confidence } = dispatchCandidates(this.dispatchView, fi.family, this.staticReceiver, c.name, target);
+        const { targets, confidence } = dispatchCandidates(this.dispatchView, fi.family, this.staticReceiver, c.name, target, ex.path);
         for (const t of targets) add(callerId, t, "calls", confidence);
       }
     } finally {

@@ -71,9 +71,14 @@ export function compare(truth, graph) {
   const kinds = Object.fromEntries([...KINDS, "no call"].map((k) => [k, emptyKind()]));
   const left = { caller_not_function: 0, target_not_function: 0, unmapped_end: 0, unjudged: 0 };
   const fps = [];
-  const dispatch = { edges: 0, real: 0, not_real: 0, unjudged: 0 };
+  const dispatch = { edges: 0, real: 0, not_real: 0, unjudged: 0, truth_pairs: 0, found: 0 };
+  // (caller, implementation) pairs of the truth's dispatching sites, and whether an edge (a candidate or a direct one) links them.
+  const implPairs = new Map();
+  for (const s of truth.sites) for (const c of s.status === "dispatch" ? (s.candidates ?? []) : []) implPairs.set(`${s.caller}>${c}`, false);
   for (const e of graph.edges) {
     if (e.type !== "calls") continue;
+    const pair = `${toDef.get(e.source)}>${toDef.get(e.target)}`;
+    if (implPairs.has(pair)) implPairs.set(pair, true);
     if (e.dispatch) {
       dispatch.edges++;
       dispatch[judgeDispatch(e, nodes, toDef, sitesOf)]++;
@@ -135,7 +140,7 @@ export function compare(truth, graph) {
     recursion: { pairs: recursion.length, found: recursion.filter((p) => p.found).length },
     mapping: { defs: truth.defs.length, unmapped_defs: unmapped, pairs_with_unmapped_end: fns.filter((f) => !f.mapped).length },
     left_out: left,
-    dispatch,
+    dispatch: { ...dispatch, truth_pairs: implPairs.size, found: [...implPairs.values()].filter(Boolean).length },
     false_positives: fps,
     misses: fns,
   };

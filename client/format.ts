@@ -97,7 +97,7 @@ export function formatTrace(r: Record<string, any>): string {
   const lines = [head];
   for (const l of r.levels) {
     lines.push(`depth ${l.depth}:`);
-    for (const e of l.entries) lines.push(`  ${e.at}  ${e.name} (${e.type})${e.dispatch ? " [dispatch]" : ""}`);
+    for (const e of l.entries) lines.push(`  ${e.at}  ${e.name} (${e.type})${dispatchMark(e)}`);
     if (l.truncated) lines.push(`  … ${l.truncated} more`);
   }
   return lines.join("\n");
@@ -106,7 +106,7 @@ export function formatTrace(r: Record<string, any>): string {
 export function formatImpact(r: Record<string, any>): string {
   const lines = [`seeds: ${r.seeds.map((s: any) => `${s.name} (${s.at})`).join(", ") || "none"}`];
   if (r.changed_files.length) lines.push(`changed files: ${r.changed_files.join(", ")}`);
-  lines.push("callers:", ...(r.callers.length ? r.callers.map((c: any) => `  ${c.score.toFixed(3)}  depth ${c.depth}  ${c.at}  ${c.name}${c.dispatch ? " [dispatch]" : ""}`) : ["  none"]));
+  lines.push("callers:", ...(r.callers.length ? r.callers.map((c: any) => `  ${c.score.toFixed(3)}  depth ${c.depth}  ${c.at}  ${c.name}${dispatchMark(c)}`) : ["  none"]));
   lines.push("tests:", ...(r.tests.length ? r.tests.map((t: any) => `  ${t.score.toFixed(3)}  ${t.file_path}  (${t.via})`) : ["  none"]));
   lines.push("co-change:", ...(r.co_change.length ? r.co_change.map((c: any) => `  ${c.weight.toFixed(3)}  ${c.file_path}  (${c.commits} commits)`) : ["  none learned"]));
   lines.push(`${r.tokens} tokens${r.truncated ? `, ${r.truncated} entries left out for the budget` : ""}`);
@@ -120,4 +120,9 @@ export function formatSynapseStats(r: Record<string, any>): string {
     `store ${r.store}`,
     ...r.top_hubs.map((h: any) => `  hub ${h.name ?? h.id} ${h.file_path ? `(${h.file_path})` : ""}: degree ${h.degree}, strength ${h.strength.toFixed(2)}`),
   ].join("\n");
+}
+
+/** A dispatch candidate's mark with its confidence (` [dispatch 0.33]`), or nothing. */
+function dispatchMark(e: { dispatch?: boolean; confidence?: number }): string {
+  return e.dispatch ? ` [dispatch${e.confidence ? ` ${e.confidence.toFixed(2)}` : ""}]` : "";
 }

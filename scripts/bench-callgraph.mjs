@@ -119,5 +119,7 @@ function print(name, r) {
   for (const n of names) {
     const s = r.sides[n];
     console.log(`  ${n}: ${s.truth_pairs} truth pairs; recursion ${s.recursion.found}/${s.recursion.pairs}; defs unmapped ${s.mapping.unmapped_defs}/${s.mapping.defs}; edges left out ${JSON.stringify(s.left_out)}; build ${s.build_s.toFixed(1)} s`);
+    const d = s.dispatch;
+    if (d) console.log(`  ${n}: dispatch candidates ${d.edges} (not scored as direct calls); against the truth's implementations: ${d.real} real, ${d.not_real} not, ${d.unjudged} unjudged; of its ${d.truth_pairs} (caller, implementation) pairs ${d.found} linked`);
   }
 }

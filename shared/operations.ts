@@ -299,7 +299,7 @@ export const trace = op({
     levels: z.array(
       z.object({
         depth: z.number().int(),
-        entries: z.array(z.object({ ...GraphEntry, via: z.string().describe("The entry one hop closer to the symbol"), dispatch: z.boolean().optional().describe("One of several run-time candidates") })),
+        entries: z.array(z.object({ ...GraphEntry, via: z.string().describe("The entry one hop closer to the symbol"), dispatch: z.boolean().optional().describe("One of several run-time candidates"), confidence: z.number().optional().describe("1/candidates") })),
         truncated: z.number().int().describe("Entries of this depth left out"),
       }),
     ),
@@ -322,7 +322,7 @@ export const impact = op({
   output: {
     seeds: z.array(z.object(GraphEntry)),
     changed_files: z.array(z.string()).describe("Files the diff changed"),
-    callers: z.array(z.object({ ...GraphEntry, depth: z.number().int(), score: z.number(), dispatch: z.boolean().optional() })),
+    callers: z.array(z.object({ ...GraphEntry, depth: z.number().int(), score: z.number(), dispatch: z.boolean().optional(), confidence: z.number().optional() })),
     tests: z.array(z.object({ file_path: z.string(), score: z.number(), via: z.string().describe("calls, imports or co-change") })),
     co_change: z.array(z.object({ file_path: z.string(), commits: z.number().int(), weight: z.number() })),
     tokens: z.number().int().describe("o200k tokens of the lists"),

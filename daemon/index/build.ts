@@ -660,7 +660,8 @@ async function storedResolver(store: IndexStore, tsConfigs: TsConfigs, keep: (e:
 
 /** Which edges a store holding `before` must add and remove to hold `after`. */
 function diffEdgeLists(before: GraphEdge[], after: GraphEdge[]): { edgesAdded: GraphEdge[]; edgesRemoved: GraphEdge[] } {
-  const key = (e: GraphEdge) => `${e.source}\0${e.target}\0${e.type}`;
+  // A changed dispatch confidence replaces the edge.
+  const key = (e: GraphEdge) => `${e.source}\0${e.target}\0${e.type}\0${e.dispatch ?? ""}`;
   const was = new Set(before.map(key));
   const is = new Set(after.map(key));
   return { edgesAdded: after.filter((e) => !was.has(key(e))), edgesRemoved: before.filter((e) => !is.has(key(e))) };

@@ -36,7 +36,8 @@ export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[], is
   const g = new UndirectedGraph({ allowSelfLoops: false });
   for (const n of nodes) g.addNode(n.id);
   for (const e of edges) {
-    if (!g.hasNode(e.source) || !g.hasNode(e.target) || e.source === e.target) continue;
+    // A dispatch candidate is a possible call, not one: it would tie every implementer to each caller of its interface.
+    if (!g.hasNode(e.source) || !g.hasNode(e.target) || e.source === e.target || e.dispatch) continue;
     const w = WEIGHT[e.type] ?? 0.5;
     if (g.hasEdge(e.source, e.target)) g.updateEdgeAttribute(e.source, e.target, "weight", (x: number) => x + w);
     else g.addEdge(e.source, e.target, { weight: w });

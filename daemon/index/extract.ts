@@ -223,6 +223,8 @@ export class Extractor {
       if (rt) defs[index].returnType = rt;
       const params = spec.paramTypes?.(f.node);
       if (params?.some(Boolean)) defs[index].paramTypes = params.map((t) => t.slice(0, 300));
+      const methods = kind === "interface" ? spec.interfaceMethods?.(f.node) : undefined;
+      if (methods?.length) defs[index].methods = methods;
       stack.push({ end: f.end, kind, index, qualified });
       // A decorator's call (`@app.route("/")`) is the decorated definition's: it is applied to it.
       const decorated = f.node.parent?.type === "decorated_definition" ? f.node.parent.startIndex : f.start;

@@ -173,7 +173,7 @@ function groupByFile(nodes: CatalogNode[], edges: GraphEdge[]): { byFile: Map<st
   return { byFile, orphans: orphans.sort(edgeOrder) };
 }
 
-const edgeJson = (e: GraphEdge) => JSON.stringify({ source: e.source, target: e.target, type: e.type });
+const edgeJson = (e: GraphEdge) => JSON.stringify(e.dispatch === undefined ? { source: e.source, target: e.target, type: e.type } : { source: e.source, target: e.target, type: e.type, dispatch: e.dispatch });
 
 /**
  * What the next graph.json write of one builder may copy: the layout of its last write, and the
@@ -391,7 +391,10 @@ export function readGraphFile(file: string): CodeGraph & { generator?: string } 
     const o = e as Record<string, unknown>;
     if (typeof o !== "object" || o === null || typeof o.source !== "string" || typeof o.target !== "string") bad(`edges[${i}] needs string source and target`);
     if (!ids.has(o.source as string) || !ids.has(o.target as string)) return; // dangling edges are dropped, not fatal
-    edges.push({ source: o.source as string, target: o.target as string, type: typeof o.type === "string" ? o.type : "calls" });
+    const edge: GraphEdge = { source: o.source as string, target: o.target as string, type: typeof o.type === "string" ? o.type : "calls" };
+    // A confidence in (0, 1] marks a dispatch candidate; anything else is no mark.
+    if (typeof o.dispatch === "number" && o.dispatch > 0 && o.dispatch <= 1) edge.dispatch = o.dispatch;
+    edges.push(edge);
   });
   const communities: GraphCommunity[] = [];
   ((d.communities as unknown[]) ?? []).forEach((c, i) => {

@@ -5,6 +5,7 @@ import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
+import { dispatchCandidates, type DispatchView } from "./dispatch.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -93,6 +94,7 @@ const OUTSIDE: Value = { kind: "outside" };
 /** A file's results before an update: to tell what the update changed. */
 interface Before {
   keys: (number | string)[];
+  dispatch: Map<number | string, number>;
   attached: Map<string, { type: string; name: string }>;
   bases: Map<string, string[]>;
 }
@@ -128,6 +130,8 @@ interface FileState {
   deps: Uint32Array;
   /** Its edges, as keys (`EdgeKeys`). */
   edgeKeys: (number | string)[];
+  /** Its dispatch candidates' confidences, by edge key (a subset of `edgeKeys`). */
+  dispatch: Map<number | string, number>;
 }
 
 /**
@@ -153,6 +157,10 @@ export class GraphResolver {
   private recording: Set<number> | undefined;
   /** The file whose calls are being resolved: its own names need no recording. */
   private current: FileState | undefined;
+  /** The type whose member the call being resolved named through an instance (`callTarget`): where dispatch starts. */
+  private staticReceiver: string | undefined;
+  /** Types by the bases they name (the reverse of `baseIds`), built on first use after bases change. */
+  private subIndex: Map<string, string[]> | undefined;
 
   constructor(opts: { tsPaths?: (file: string) => TsPaths | undefined } = {}) {
     this.project = new ProjectFiles(opts.tsPaths);
@@ -168,6 +176,51 @@ export class GraphResolver {
 
   get edgeCount(): number {
     return this.edgeTotal;
+  }
+
+  /** What dispatch.ts asks, answered with recorded lookups. */
+  private readonly dispatchView: DispatchView = {
+    node: (id) => {
+      const n = this.nodes.get(id);
+      if (n) this.dep("n:", n.name);
+      return n;
+    },
+    subtypes: (typeId) => {
+      this.dep("s:", typeId);
+      if (!this.subIndex) {
+        this.subIndex = new Map();
+        for (const [t, bases] of this.baseIds) for (const b of bases) (this.subIndex.get(b) ?? this.subIndex.set(b, []).get(b)!).push(t);
+        for (const list of this.subIndex.values()) list.sort();
+      }
+      return this.subIndex.get(typeId) ?? [];
+    },
+    memberOf: (typeId, name) => this.memberOf(typeId, name),
+    typesWithMethod: (name) => {
+      this.dep("x:", name);
+      const out = new Set<string>();
+      for (const id of this.byName.get(name) ?? []) {
+        const parent = this.nodes.get(id)?.parent;
+        if (parent && CLASS_LIKE.has(this.nodes.get(parent)?.type ?? "")) out.add(parent);
+      }
+      return [...out].sort();
+    },
+    interfaceMethods: (typeId) => this.interfaceMethods(typeId, 0),
+    arity: (id) => {
+      const n = this.nodes.get(id);
+      if (n?.index === undefined) return 0;
+      this.dep("f:", n.file, "\0", n.name);
+      return this.files.get(n.file)?.ex.defs[n.index].paramTypes?.length ?? 0;
+    },
+  };
+
+  /** An interface's method specs, with those of the interfaces it embeds (bounded depth). */
+  private interfaceMethods(typeId: string, depth: number): string[] {
+    const n = this.nodes.get(typeId);
+    if (n?.index === undefined || depth > 3) return [];
+    this.dep("f:", n.file, "\0", n.name);
+    this.dep("t:", typeId);
+    const own = this.files.get(n.file)?.ex.defs[n.index].methods ?? [];
+    return [...own, ...(this.baseIds.get(typeId) ?? []).flatMap((b) => this.interfaceMethods(b, depth + 1))];
   }
 
   /** The file of a node, if the node exists. */
@@ -199,8 +252,17 @@ export class GraphResolver {
   /** Every edge, by file path. */
   edges(): GraphEdge[] {
     const edges: GraphEdge[] = [];
-    for (const p of [...this.files.keys()].sort()) for (const k of this.files.get(p)!.edgeKeys) edges.push(this.keys.edge(k));
+    for (const p of [...this.files.keys()].sort()) {
+      const st = this.files.get(p)!;
+      for (const k of st.edgeKeys) edges.push(this.edgeOf(k, st.dispatch));
+    }
     return edges;
+  }
+
+  private edgeOf(k: number | string, dispatch: Map<number | string, number>): GraphEdge {
+    const e = this.keys.edge(k);
+    const d = dispatch.get(k);
+    return d === undefined ? e : { ...e, dispatch: d };
   }
 
   /**
@@ -224,7 +286,7 @@ export class GraphResolver {
     const remember = (st: FileState) => {
       if (before.has(st.ex.path)) return;
       const attached = new Map([...st.attached].map(([i, t]) => [st.ids[i], { type: t, name: st.ex.defs[i].name }]));
-      before.set(st.ex.path, { keys: st.edgeKeys, attached, bases: st.bases });
+      before.set(st.ex.path, { keys: st.edgeKeys, dispatch: st.dispatch, attached, bases: st.bases });
     };
 
     for (const p of removed) {
@@ -234,7 +296,10 @@ export class GraphResolver {
       this.printDiff(old, undefined, emit);
       for (const k of this.project.remove(p)) emit(k);
       for (const [i, t] of old.attached) emit(`m:${t}\0${old.ex.defs[i].name}`);
-      for (const t of old.bases.keys()) emit(`t:${t}`);
+      for (const [t, bases] of old.bases) {
+        emit(`t:${t}`);
+        for (const b of bases) emit(`s:${b}`);
+      }
       this.unregister(old);
       this.files.delete(p);
     }
@@ -289,7 +354,7 @@ export class GraphResolver {
       const prev = before.get(p);
       this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
       if (opts.load) continue;
-      this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta);
+      this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta, prev?.dispatch, st.dispatch);
       if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
       else if (prev) {
         for (const [i, id] of st.ids.entries()) {
@@ -300,17 +365,24 @@ export class GraphResolver {
     }
     for (const [p, prev] of before) {
       if (this.files.has(p)) continue;
-      this.diffEdges(prev.keys, [], delta);
+      this.diffEdges(prev.keys, [], delta, prev.dispatch, new Map());
       this.edgeTotal -= prev.keys.length;
     }
     return delta;
   }
 
-  private diffEdges(oldKeys: (number | string)[], newKeys: (number | string)[], delta: ResolveDelta): void {
+  /** An edge whose dispatch confidence changed is removed and added again: stores replace it whole. */
+  private diffEdges(oldKeys: (number | string)[], newKeys: (number | string)[], delta: ResolveDelta, oldDispatch = new Map<number | string, number>(), newDispatch = new Map<number | string, number>()): void {
     const was = new Set(oldKeys);
     const is = new Set(newKeys);
-    for (const k of newKeys) if (!was.has(k)) delta.edgesAdded.push(this.keys.edge(k));
-    for (const k of oldKeys) if (!is.has(k)) delta.edgesRemoved.push(this.keys.edge(k));
+    for (const k of newKeys) {
+      if (!was.has(k)) delta.edgesAdded.push(this.edgeOf(k, newDispatch));
+      else if (oldDispatch.get(k) !== newDispatch.get(k)) {
+        delta.edgesRemoved.push(this.edgeOf(k, oldDispatch));
+        delta.edgesAdded.push(this.edgeOf(k, newDispatch));
+      }
+    }
+    for (const k of oldKeys) if (!is.has(k)) delta.edgesRemoved.push(this.edgeOf(k, oldDispatch));
   }
 
   /** Files not yet in `dirty` whose recorded lookups include a key added to `keys` after the first `from`. */
@@ -357,6 +429,7 @@ export class GraphResolver {
       bases: new Map(),
       deps: new Uint32Array(0),
       edgeKeys: [],
+      dispatch: new Map(),
     };
     const seen = new Map<string, number>();
     ex.defs.forEach((d, i) => {
@@ -376,7 +449,7 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
-      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""};`;
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""}|${d.methods?.join(",") ?? ""};`;
       if (d.parent >= 0) p.parents.push(parent);
       prints.set(d.name, p);
     });
@@ -405,6 +478,8 @@ export class GraphResolver {
       const b = now?.prints.get(name);
       if (a?.print === b?.print) continue;
       emit(`n:${name}`);
+      // Who holds a method of the name (dispatch.ts `typesWithMethod`).
+      emit(`x:${name}`);
       emit(`f:${st.ex.path}\0${name}`);
       for (const s of [old, now]) if (s) emit(`d:${s.family}\0${s.dir}\0${name}`);
       for (const parent of [...(a?.parents ?? []), ...(b?.parents ?? [])]) emit(`m:${parent}\0${name}`);
@@ -438,6 +513,7 @@ export class GraphResolver {
 
   private unregister(st: FileState): void {
     const { ex } = st;
+    if (st.bases.size) this.subIndex = undefined;
     this.dirNames.delete(`${st.family}\0${st.dir}`);
     this.detach(st);
     for (const t of st.bases.keys()) this.baseIds.delete(t);
@@ -499,6 +575,7 @@ export class GraphResolver {
       const b = now.get(id);
       if (a?.type === b?.type) continue;
       for (const x of [a, b]) if (x) emit(`m:${x.type}\0${x.name}`);
+      emit(`x:${(a ?? b)!.name}`);
     }
   }
 
@@ -520,7 +597,10 @@ export class GraphResolver {
       const b = st.bases.get(t);
       if (b) this.baseIds.set(t, b);
       else this.baseIds.delete(t);
-      if (a?.join("\0") !== b?.join("\0")) emit(`t:${t}`);
+      if (a?.join("\0") === b?.join("\0")) continue;
+      emit(`t:${t}`);
+      for (const base of new Set([...(a ?? []), ...(b ?? [])])) emit(`s:${base}`);
+      this.subIndex = undefined;
     }
   }
 
@@ -528,13 +608,23 @@ export class GraphResolver {
   private resolveReferences(fi: FileState): void {
     const keys: (number | string)[] = [];
     const seen = new Set<number | string>();
-    const add = (source: string, target: string, type: GraphEdge["type"]) => {
+    const dispatch = new Map<number | string, number>();
+    const add = (source: string, target: string, type: GraphEdge["type"], confidence?: number) => {
       // A def calling itself is recursion, a fact worth keeping; nothing contains, inherits or imports itself.
       if (source === target && type !== "calls") return;
       const k = this.keys.key(source, target, type);
-      if (seen.has(k)) return;
+      if (seen.has(k)) {
+        // A direct call of a candidate makes the edge direct; of several dispatching calls, the likeliest counts.
+        const was = dispatch.get(k);
+        if (was !== undefined) {
+          if (confidence === undefined) dispatch.delete(k);
+          else if (confidence > was) dispatch.set(k, confidence);
+        }
+        return;
+      }
       seen.add(k);
       keys.push(k);
+      if (confidence !== undefined) dispatch.set(k, confidence);
     };
     const { ex } = fi;
     ex.defs.forEach((d, i) => add(d.parent >= 0 ? fi.ids[d.parent] : ex.path, fi.ids[i], "contains"));
@@ -562,13 +652,19 @@ export class GraphResolver {
       }
       for (const c of ex.calls) {
         const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
+        this.staticReceiver = undefined;
         const target = this.callTarget(fi, c, callerId);
         if (target) add(callerId, target, "calls");
+        if (!this.staticReceiver) continue;
+        const { targets, confidence } = dispatchCandidates(this.dispatchView, fi.family, this.staticReceiver, c.name, target, ex.path);
+        for (const t of targets) add(callerId, t, "calls", confidence);
       }
     } finally {
       this.current = undefined;
+      this.staticReceiver = undefined;
     }
     fi.edgeKeys = keys;
+    fi.dispatch = dispatch;
   }
 
   /** The definition a call names, if the project defines it. */
@@ -588,6 +684,7 @@ export class GraphResolver {
     }
     if (selfNames.includes(recv) || (caller?.receiverType && fi.receiverVars.get(c.caller) === recv)) {
       const t = this.enclosingType(callerId);
+      this.staticReceiver = t;
       let target = t ? this.memberOf(t, c.name) : fi.spec.fileStruct ? this.fileTop(ex.path, c.name) : undefined;
       if (!target && caller?.receiverType && !fi.attached.has(c.caller)) {
         // A method of an object no type defines (JavaScript's `res.send = function`): its siblings in the file.
@@ -598,6 +695,8 @@ export class GraphResolver {
     }
     if (!c.receiverType && fi.moduleAliases.has(recv)) return this.lookupInModule(fi, fi.moduleAliases.get(recv)!, c.name);
     const v = this.receiverValue(fi, c.caller, callerId, c.receiverType ?? recv);
+    // A receiver written as the type's own name is its static side: no instance to dispatch on.
+    if (v?.kind === "type" && !v.sup && (c.receiverType ?? recv) !== this.nodes.get(v.id)?.name) this.staticReceiver = v.id;
     if (v) return this.memberOfValue(fi, v, c.name);
     if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(recv) || DOTTED_NAME.test(recv)) {
       const cls = this.resolveName(fi, recv, true);

@@ -28,6 +28,8 @@ export interface RawDef {
   paramTypes?: string[];
   /** A type's fields: name and the receiver expression of its value (`⟨T⟩` for a declared type, or the value's text). */
   fields?: [string, string][];
+  /** An interface's own method specs as `name/arity` (Go): what a type must have to satisfy it (dispatch.ts). */
+  methods?: string[];
 }
 
 export interface RawCall {
@@ -104,6 +106,12 @@ export interface GraphEdge {
   target: string;
   type: EdgeKind | string;
   weight?: number;
+  /**
+   * A `calls` edge to one of several definitions a call may reach at run time through an interface
+   * or an overridden method (dispatch.ts): the confidence that it is the one, 1/candidates. Absent
+   * on an edge to what the call names statically.
+   */
+  dispatch?: number;
 }
 
 export interface GraphCommunity {

@@ -1,7 +1,7 @@
 import { countTokens } from "../../shared/tokens.js";
 import type { ChangedLines } from "./git-diff.js";
 import type { MemNode, Retriever } from "./retriever.js";
-import { entryOf, isDispatch, type GraphEntry } from "./trace.js";
+import { dispatchFields, entryOf, type GraphEntry } from "./trace.js";
 
 /** Weight of a node reached at depth d: halved per hop (a direct caller counts twice a caller's caller). */
 const hopWeight = (d: number) => 0.5 ** (d - 1);
@@ -32,6 +32,7 @@ export interface Caller extends GraphEntry {
   depth: number;
   score: number;
   dispatch?: boolean;
+  confidence?: number;
 }
 
 export interface ImpactResult {
@@ -68,11 +69,11 @@ export function seedsOfDiff(r: Retriever, changed: ChangedLines): MemNode[] {
  * `inherits` edges, to `depth` hops, each scored by its nearest depth; importers of the changed
  * files count as depth 1.
  */
-async function walkCallers(r: Retriever, seeds: MemNode[], files: string[], depth: number): Promise<Map<string, { depth: number; dispatch: boolean }>> {
-  const reached = new Map<string, { depth: number; dispatch: boolean }>();
+async function walkCallers(r: Retriever, seeds: MemNode[], files: string[], depth: number): Promise<Map<string, { depth: number; dispatch?: number }>> {
+  const reached = new Map<string, { depth: number; dispatch?: number }>();
   const seen = new Set(seeds.map((s) => s.id));
   for (const e of await r.store.importers(files)) {
-    if (!seen.has(e.source) && r.byId.has(e.source)) reached.set(e.source, { depth: 1, dispatch: false });
+    if (!seen.has(e.source) && r.byId.has(e.source)) reached.set(e.source, { depth: 1 });
   }
   let frontier = seeds.map((s) => s.id);
   for (let d = 1; d <= depth && frontier.length > 0; d++) {
@@ -83,7 +84,7 @@ async function walkCallers(r: Retriever, seeds: MemNode[], files: string[], dept
       seen.add(e.source);
       next.push(e.source);
       const prev = reached.get(e.source);
-      if (!prev || prev.depth > d) reached.set(e.source, { depth: d, dispatch: isDispatch(e) });
+      if (!prev || prev.depth > d) reached.set(e.source, { depth: d, dispatch: e.dispatch });
     }
     frontier = next.slice(0, WALK_CAP);
   }
@@ -105,7 +106,7 @@ export async function impactOf(r: Retriever, input: ImpactInput): Promise<Impact
     const n = r.byId.get(id)!;
     const score = hopWeight(x.depth);
     if (r.isTest(n.file_path)) credit(n.file_path, score, n.type === "module" && x.depth === 1 ? "imports" : "calls");
-    else callers.push({ ...entryOf(n), depth: x.depth, score: round(score), ...(x.dispatch ? { dispatch: true } : {}) });
+    else callers.push({ ...entryOf(n), depth: x.depth, score: round(score), ...dispatchFields(x.dispatch) });
   }
   for (const f of seedFiles) if (r.isTest(f)) credit(f, 1, "changed");
   const co_change = coChange(input.partners, seedFiles);

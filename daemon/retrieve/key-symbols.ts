@@ -33,7 +33,8 @@ export async function keySymbols(r: Retriever, read: ReadSource, max: number): P
   const users = new Map<string, Set<string>>();
   const touches = new Map<string, number>();
   for (const e of await r.store.edges()) {
-    if ((e.type !== "calls" && e.type !== "inherits") || e.source === e.target) continue;
+    // Dispatch candidates are possible uses, not uses.
+    if ((e.type !== "calls" && e.type !== "inherits") || e.source === e.target || e.dispatch) continue;
     const from = r.byId.get(e.source);
     const to = ownerOf(r, e.target);
     if (!from || !to) continue;

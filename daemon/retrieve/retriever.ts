@@ -619,7 +619,8 @@ function adjacent(edges: GraphEdge[], ids: string[]): Map<string, { id: string; 
   const out = new Map<string, { id: string; type: string }[]>();
   const wanted = new Set(ids);
   for (const e of edges) {
-    if (e.source === e.target) continue; // recursion: no neighbour of itself
+    // Recursion is no neighbour of itself; a dispatch candidate is a possible call only (overrides are found apart).
+    if (e.source === e.target || e.dispatch) continue;
     if (wanted.has(e.source)) push(out, e.source, { id: e.target, type: e.type });
     if (wanted.has(e.target)) push(out, e.target, { id: e.source, type: e.type });
   }

@@ -24,7 +24,12 @@ export function entryOf(n: MemNode): GraphEntry {
  * may mark it `dispatch`; an index without the mark has none.
  */
 export function isDispatch(e: GraphEdge): boolean {
-  return !!(e as GraphEdge & { dispatch?: unknown }).dispatch;
+  return !!e.dispatch;
+}
+
+/** The output fields of an entry reached through an edge: `dispatch: true` and the candidate's confidence, or nothing. */
+export function dispatchFields(confidence: number | undefined): { dispatch?: true; confidence?: number } {
+  return confidence ? { dispatch: true, confidence } : {};
 }
 
 /**
@@ -60,7 +65,7 @@ function inFile(r: Retriever, spec: string): MemNode[] | undefined {
 
 export interface TraceLevel {
   depth: number;
-  entries: (GraphEntry & { via: string; dispatch?: boolean })[];
+  entries: (GraphEntry & { via: string; dispatch?: boolean; confidence?: number })[];
   truncated: number;
 }
 
@@ -73,19 +78,19 @@ export async function traceCalls(r: Retriever, start: MemNode, direction: "calle
   const levels: TraceLevel[] = [];
   let frontier = [start.id];
   for (let d = 1; d <= depth && frontier.length > 0; d++) {
-    const found = new Map<string, { via: string; dispatch: boolean }>();
+    const found = new Map<string, { via: string; dispatch: boolean; confidence?: number }>();
     const ends = new Set(frontier);
     for (const e of await r.store.neighbors(frontier)) {
       if (e.type !== "calls") continue;
       const [from, to] = direction === "callers" ? [e.target, e.source] : [e.source, e.target];
       if (!ends.has(from) || seen.has(to) || !r.byId.has(to)) continue;
       const prev = found.get(to);
-      const x = { via: from, dispatch: isDispatch(e) };
+      const x = { via: from, dispatch: isDispatch(e), confidence: e.dispatch };
       // Reached several ways: a direct edge before a dispatch candidate, then the first id (answers stay the same).
       if (!prev || (prev.dispatch && !x.dispatch) || (prev.dispatch === x.dispatch && from < prev.via)) found.set(to, x);
     }
     for (const id of found.keys()) seen.add(id);
-    const entries = [...found].map(([id, f]) => ({ ...entryOf(r.byId.get(id)!), via: f.via, ...(f.dispatch ? { dispatch: true } : {}) }));
+    const entries = [...found].map(([id, f]) => ({ ...entryOf(r.byId.get(id)!), via: f.via, ...dispatchFields(f.confidence) }));
     entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     // The next hop walks from every node found, listed or not: the cap is the answer's size, not the graph's.
     frontier = [...found.keys()];

@@ -62,7 +62,8 @@ export const TABLES = {
   file_words: { rowid: "int64", path: "utf8", text: "utf8" },
   files: { path: "utf8", hash: "utf8", size: "float64", language: "utf8", tokens: "float64", line_count: "float64", mtime_ms: "float64", extract: "utf8", indexed_at: "utf8" },
   /** key: a hash of (source, target, type), to delete edges by one column. */
-  edges: { key: "utf8", source: "utf8", target: "utf8", type: "utf8" },
+  /** dispatch: a call's run-time candidate's confidence (GraphEdge.dispatch), 0 on every other edge. */
+  edges: { key: "utf8", source: "utf8", target: "utf8", type: "utf8", dispatch: "float64" },
   communities: { id: "int32", name: "utf8", description: "utf8", size: "int32", files: "utf8" },
   /** Community of each node id, apart from the nodes so a re-clustering rewrites two small columns, not the vectors. */
   memberships: { id: "utf8", community: "int32" },

@@ -33,7 +33,7 @@ import { acquireLock, corrupt, duBytes, genDir, linkTree, nextGeneration, readPo
 import { fromArrow, inChunks, loadLance, schemaOf, TABLE_NAMES, toArrow, type Lance, type Row, type TableName } from "./lance-tables.js";
 import { LEXICAL_WEIGHTS, settled, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalFields, type LexicalHit, type OpenStoreOptions, type PendingDelta } from "./types.js";
 
-export const LANCE_SCHEMA_VERSION = "lance-1";
+export const LANCE_SCHEMA_VERSION = "lance-2";
 /** Meta keys of the store itself, not shown by `meta()`. */
 const INTERNAL_PREFIX = "lance.";
 const NEXT_ROWID = "lance.next_rowid";
@@ -93,8 +93,10 @@ export class LanceStore implements IndexStore {
       store.base = pointer?.generation;
       if (pointer) store.gen = await store.openGeneration(pointer.generation);
     } catch (err) {
-      // A forced build replaces an unreadable index; the old one stays until the replacement commits.
-      if (!forced || (err as CodememError).code !== "INDEX_CORRUPT") throw err;
+      // A forced build replaces an unreadable index, any build one of an older schema (derived data);
+      // the old one stays until the replacement commits.
+      const e = err as CodememError;
+      if (e.code !== "INDEX_CORRUPT" || !(forced || (opts.mode === "build" && e.details?.schema !== undefined))) throw err;
       store.replacing = true;
     }
     if (store.gen) {
@@ -126,7 +128,8 @@ export class LanceStore implements IndexStore {
       for (const t of TABLE_NAMES) tables[t] = await conn.openTable(t);
       const meta = Object.fromEntries((await readRows(tables.meta, ["key", "value"])).map((r) => [r.key as string, r.value as string]));
       if (meta.schema_version !== LANCE_SCHEMA_VERSION) {
-        throw corrupt(this.dir, `schema ${meta.schema_version ?? "none"}, this codemem needs ${LANCE_SCHEMA_VERSION}`);
+        const old = corrupt(this.dir, `schema ${meta.schema_version ?? "none"}, this codemem needs ${LANCE_SCHEMA_VERSION}`);
+        throw new CodememError(old.code, old.message, { dir: this.dir, schema: meta.schema_version ?? "none" });
       }
       const gen: Generation = { name, dir, conn, tables, meta, dim: Number(meta.dim) };
       await this.setProbes(gen);
@@ -206,7 +209,9 @@ export class LanceStore implements IndexStore {
   }
 
   async edges(): Promise<GraphEdge[]> {
-    return (await this.read([], (g) => readRows(g.tables.edges, ["source", "target", "type"]))) as unknown as GraphEdge[];
+    const rows = (await this.read([], (g) => readRows(g.tables.edges, ["source", "target", "type", "dispatch"]))) as unknown as GraphEdge[];
+    for (const r of rows) if (!r.dispatch) delete r.dispatch;
+    return rows;
   }
 
   /** Tables here have no index on edge ends: the generation's adjacency is built once, on first use. */
@@ -240,7 +245,7 @@ export class LanceStore implements IndexStore {
   async degrees(types: string[]): Promise<Map<string, number>> {
     const d = new Map<string, number>();
     for (const e of await this.edges()) {
-      if (!types.includes(e.type) || e.source === e.target) continue; // recursion is no centrality
+      if (!types.includes(e.type) || e.source === e.target || e.dispatch) continue; // recursion and possible calls are no centrality
       for (const end of [e.source, e.target]) d.set(end, (d.get(end) ?? 0) + 1);
     }
     return d;
@@ -430,7 +435,7 @@ export class LanceStore implements IndexStore {
 
   /** Removed and added edges are deleted by key, then the added ones inserted: an edge present twice stays once. */
   private async writeEdges(g: Generation, delta: BuildDelta, fresh: boolean): Promise<void> {
-    const added = [...new Map(delta.edgesAdded.map((e) => [edgeKey(e), { key: edgeKey(e), source: e.source, target: e.target, type: e.type }])).values()];
+    const added = [...new Map(delta.edgesAdded.map((e) => [edgeKey(e), { key: edgeKey(e), source: e.source, target: e.target, type: e.type, dispatch: e.dispatch ?? 0 }])).values()];
     if (fresh) {
       if (added.length) await g.tables.edges.add(this.arrow(g, "edges", added));
       return;
@@ -438,7 +443,7 @@ export class LanceStore implements IndexStore {
     const touched = [...delta.edgesRemoved, ...added];
     if (touched.length > PATCH_MAX) {
       const drop = new Set(touched.map(edgeKey));
-      const kept = (await readRows(g.tables.edges, ["key", "source", "target", "type"])).filter((e) => !drop.has(e.key as string));
+      const kept = (await readRows(g.tables.edges, ["key", "source", "target", "type", "dispatch"])).filter((e) => !drop.has(e.key as string));
       await this.replaceTable(g, "edges", [...kept, ...added]);
       return;
     }

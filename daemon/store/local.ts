@@ -21,7 +21,12 @@ function catalogNode(r: CatalogRow): CatalogNode {
   return { rowid: r[0], id: r[1], name: r[2], type: r[3], file_path: r[4], qualified_name: r[5], signature: r[6], docstring: r[7], description: r[8], line_start: r[9], line_end: r[10], language: r[11], parent: r[12], community: r[13] };
 }
 /** Edges with their endpoints' node ids (edges store interned symbols). */
-const EDGE_SELECT = "SELECT s.name AS source, t.name AS target, e.type AS type FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target";
+const EDGE_SELECT = "SELECT s.name AS source, t.name AS target, e.type AS type, e.dispatch AS dispatch FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target";
+/** Rows of EDGE_SELECT as edges: `dispatch` only where set. */
+function edgeRows(rows: unknown[]): GraphEdge[] {
+  for (const r of rows as GraphEdge[]) if (r.dispatch === null) delete r.dispatch;
+  return rows as GraphEdge[];
+}
 
 /**
  * The local backend: SQLite (WAL) with FTS5 and sqlite-vec, one file per project. Read-mode stores
@@ -263,30 +268,30 @@ export class LocalStore implements IndexStore {
   }
 
   async edges(): Promise<GraphEdge[]> {
-    return this.stmt(`${EDGE_SELECT}`).all() as GraphEdge[];
+    return edgeRows(this.stmt(`${EDGE_SELECT}`).all());
   }
 
   async edgesFrom(ids: string[]): Promise<GraphEdge[]> {
     const from = this.stmt(`${EDGE_SELECT} WHERE e.source = (SELECT id FROM symbols WHERE name = ?)`);
-    return ids.flatMap((id) => from.all(id) as GraphEdge[]);
+    return ids.flatMap((id) => edgeRows(from.all(id)));
   }
 
   async neighbors(ids: string[]): Promise<GraphEdge[]> {
     const out = this.stmt(`${EDGE_SELECT} WHERE e.source = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);
     const inc = this.stmt(`${EDGE_SELECT} WHERE e.target = (SELECT id FROM symbols WHERE name = ?) AND e.type <> 'imports'`);
-    return ids.flatMap((id) => [...(out.all(id) as GraphEdge[]), ...(inc.all(id) as GraphEdge[])]);
+    return ids.flatMap((id) => [...edgeRows(out.all(id)), ...edgeRows(inc.all(id))]);
   }
 
   async importers(files: string[]): Promise<GraphEdge[]> {
     const inc = this.stmt(`${EDGE_SELECT} WHERE e.target = (SELECT id FROM symbols WHERE name = ?) AND e.type = 'imports'`);
-    return files.flatMap((f) => inc.all(f) as GraphEdge[]);
+    return files.flatMap((f) => edgeRows(inc.all(f)));
   }
 
   async degrees(types: string[]): Promise<Map<string, number>> {
     const marks = types.map(() => "?").join(", ");
     const rows = this.db
       .prepare(
-        `SELECT s.name AS id, d.n AS n FROM (SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) AND source <> target GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) AND source <> target GROUP BY target) GROUP BY id) d JOIN symbols s ON s.id = d.id`,
+        `SELECT s.name AS id, d.n AS n FROM (SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type IN (${marks}) AND source <> target AND dispatch IS NULL GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type IN (${marks}) AND source <> target AND dispatch IS NULL GROUP BY target) GROUP BY id) d JOIN symbols s ON s.id = d.id`,
       )
       .all(...types, ...types) as { id: string; n: number }[];
     return new Map(rows.map((r) => [r.id, r.n]));
@@ -443,7 +448,7 @@ export class LocalStore implements IndexStore {
     const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, vec_int8(?))");
     const insSymbol = db.prepare("INSERT INTO symbols(name) VALUES (?)");
     const symbolOf = db.prepare("SELECT id FROM symbols WHERE name = ?").pluck();
-    const insEdge = db.prepare("INSERT OR IGNORE INTO edges(source, target, type) VALUES (?, ?, ?)");
+    const insEdge = db.prepare("INSERT OR IGNORE INTO edges(source, target, type, dispatch) VALUES (?, ?, ?, ?)");
     const delEdge = db.prepare("DELETE FROM edges WHERE source = ? AND target = ? AND type = ?");
     // A symbol no edge names any more goes with its last edge.
     const dropSymbol = db.prepare("DELETE FROM symbols WHERE id = @id AND NOT EXISTS (SELECT 1 FROM edges WHERE source = @id) AND NOT EXISTS (SELECT 1 FROM edges WHERE target = @id)");
@@ -503,7 +508,7 @@ export class LocalStore implements IndexStore {
         interned.set(name, id);
         return id;
       };
-      for (const e of delta.edgesAdded) insEdge.run(idOf(e.source), idOf(e.target), e.type);
+      for (const e of delta.edgesAdded) insEdge.run(idOf(e.source), idOf(e.target), e.type, e.dispatch ?? null);
       const { communities, communityOf } = "clustering" in delta ? await delta.clustering : delta;
       delta.nodes.forEach(({ node, textHash }, i) => {
         insNode.run({

@@ -75,6 +75,13 @@ CREATE TABLE communities (id integer PRIMARY KEY, name text NOT NULL, descriptio
 ${SEARCH_INDEXES.map((i) => i.sql).join(";\n")};
 `,
   },
+  {
+    version: 2,
+    name: "dispatch candidates on edges",
+    // A call's run-time candidate's confidence (GraphEdge.dispatch), NULL on every other edge. An index
+    // built before has none: INDEX_VERSION 7 makes the next build resolve every file again.
+    sql: () => "ALTER TABLE edges ADD COLUMN dispatch double precision",
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

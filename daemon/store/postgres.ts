@@ -278,12 +278,12 @@ export class PostgresStore implements IndexStore {
 
   async edges(): Promise<GraphEdge[]> {
     if (this.pending) return [];
-    return this.query<GraphEdge>("SELECT source, target, type FROM edges", [], "reading edges");
+    return edgeRows(await this.query<GraphEdge>("SELECT source, target, type, dispatch FROM edges", [], "reading edges"));
   }
 
   async neighbors(ids: string[]): Promise<GraphEdge[]> {
     if (this.pending || ids.length === 0) return [];
-    return this.query<GraphEdge>("SELECT source, target, type FROM edges WHERE (source = ANY($1::text[]) OR target = ANY($1::text[])) AND type <> 'imports'", [ids], "reading edges");
+    return edgeRows(await this.query<GraphEdge>("SELECT source, target, type, dispatch FROM edges WHERE (source = ANY($1::text[]) OR target = ANY($1::text[])) AND type <> 'imports'", [ids], "reading edges"));
   }
 
   async importers(files: string[]): Promise<GraphEdge[]> {
@@ -294,7 +294,7 @@ export class PostgresStore implements IndexStore {
   async degrees(types: string[]): Promise<Map<string, number>> {
     if (this.pending) return new Map();
     const rows = await this.query<{ id: string; n: string }>(
-      "SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type = ANY($1::text[]) AND source <> target GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type = ANY($1::text[]) AND source <> target GROUP BY target) d GROUP BY id",
+      "SELECT id, sum(n) AS n FROM (SELECT source AS id, count(*) AS n FROM edges WHERE type = ANY($1::text[]) AND source <> target AND dispatch IS NULL GROUP BY source UNION ALL SELECT target, count(*) FROM edges WHERE type = ANY($1::text[]) AND source <> target AND dispatch IS NULL GROUP BY target) d GROUP BY id",
       [types],
       "reading edges",
     );
@@ -536,10 +536,11 @@ export class PostgresStore implements IndexStore {
       ]);
     }
     for (const part of chunks(delta.edgesAdded, batch)) {
-      await q("INSERT INTO edges (source, target, type) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING", [
+      await q("INSERT INTO edges (source, target, type, dispatch) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) ON CONFLICT DO NOTHING", [
         part.map((e) => e.source),
         part.map((e) => e.target),
         part.map((e) => e.type),
+        part.map((e) => e.dispatch ?? null),
       ]);
     }
     // Rows whose community did not move are left alone: after re-clustering most keep theirs.
@@ -685,4 +686,10 @@ function vectorToSql(v: Float32Array): string {
 
 function vectorFromSql(text: string): Float32Array {
   return Float32Array.from(JSON.parse(text) as number[]);
+}
+
+/** Edge rows as edges: `dispatch` only where set. */
+function edgeRows(rows: GraphEdge[]): GraphEdge[] {
+  for (const r of rows) if (r.dispatch === null) delete r.dispatch;
+  return rows;
 }

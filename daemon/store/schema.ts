@@ -2,7 +2,7 @@
  * Schema of the local index (codegraph-out/codemem_db/index.db). Bump SCHEMA_VERSION on change.
  * `files.extract` is the file's lean extract (no code), JSON deflated (raw deflate).
  */
-export const SCHEMA_VERSION = "5";
+export const SCHEMA_VERSION = "6";
 
 export const SCHEMA = (dim: number) => `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS node_text (rowid INTEGER PRIMARY KEY, text BLOB NOT N
 -- Edge endpoints are node ids interned once: an id is ~40 characters, an edge was ~200 bytes with
 -- its target index.
 CREATE TABLE IF NOT EXISTS symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS edges (source INTEGER NOT NULL, target INTEGER NOT NULL, type TEXT NOT NULL, PRIMARY KEY (source, target, type)) WITHOUT ROWID;
+-- dispatch: a call's run-time candidate's confidence (GraphEdge.dispatch), NULL on every other edge.
+CREATE TABLE IF NOT EXISTS edges (source INTEGER NOT NULL, target INTEGER NOT NULL, type TEXT NOT NULL, dispatch REAL, PRIMARY KEY (source, target, type)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS communities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL, size INTEGER NOT NULL, files TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_nodes USING fts5(

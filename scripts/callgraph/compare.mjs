@@ -6,6 +6,11 @@
 // class's constructor when the truth has one (codemem links `new C()` / `C()` to the class; where the
 // class has several, as in Java, a pair to any of them that the caller calls), and is left out otherwise. Edges from a module or a class (calls at top level, in field initialisers)
 // are left out: the truth counts calls made inside functions and methods only.
+//
+// Dispatch candidates (edges marked `dispatch`: the implementations or overrides a call through an
+// interface or a base method may reach) are no direct-call predictions: the truth reports the
+// declared member. They are counted apart, and where the truth lists a dispatching site's
+// implementations (go/types), judged against them.
 
 export const KINDS = ["plain", "imported", "this", "method", "constructor"];
 
@@ -66,8 +71,19 @@ export function compare(truth, graph) {
   const kinds = Object.fromEntries([...KINDS, "no call"].map((k) => [k, emptyKind()]));
   const left = { caller_not_function: 0, target_not_function: 0, unmapped_end: 0, unjudged: 0 };
   const fps = [];
+  const dispatch = { edges: 0, real: 0, not_real: 0, unjudged: 0, truth_pairs: 0, found: 0 };
+  // (caller, implementation) pairs of the truth's dispatching sites, and whether an edge (a candidate or a direct one) links them.
+  const implPairs = new Map();
+  for (const s of truth.sites) for (const c of s.status === "dispatch" ? (s.candidates ?? []) : []) implPairs.set(`${s.caller}>${c}`, false);
   for (const e of graph.edges) {
     if (e.type !== "calls") continue;
+    const pair = `${toDef.get(e.source)}>${toDef.get(e.target)}`;
+    if (implPairs.has(pair)) implPairs.set(pair, true);
+    if (e.dispatch) {
+      dispatch.edges++;
+      dispatch[judgeDispatch(e, nodes, toDef, sitesOf)]++;
+      continue;
+    }
     const src = nodes.get(e.source);
     const dst = nodes.get(e.target);
     if (!src || (src.type !== "function" && src.type !== "method")) {
@@ -124,9 +140,20 @@ export function compare(truth, graph) {
     recursion: { pairs: recursion.length, found: recursion.filter((p) => p.found).length },
     mapping: { defs: truth.defs.length, unmapped_defs: unmapped, pairs_with_unmapped_end: fns.filter((f) => !f.mapped).length },
     left_out: left,
+    dispatch: { ...dispatch, truth_pairs: implPairs.size, found: [...implPairs.values()].filter(Boolean).length },
     false_positives: fps,
     misses: fns,
   };
+}
+
+/** A dispatch candidate against the truth's implementations of the caller's dispatching sites of that name: real, not real, or unjudged (no such list). */
+function judgeDispatch(e, nodes, toDef, sitesOf) {
+  const caller = toDef.get(e.source);
+  const target = toDef.get(e.target);
+  const name = nodes.get(e.target)?.name;
+  const sites = caller === undefined ? [] : (sitesOf.get(caller) ?? []).filter((s) => s.status === "dispatch" && s.name === name && s.candidates);
+  if (sites.length === 0 || target === undefined) return "unjudged";
+  return sites.some((s) => s.candidates.includes(target)) ? "real" : "not_real";
 }
 
 function score(k) {

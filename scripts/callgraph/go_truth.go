@@ -40,6 +40,9 @@ type site struct {
 	Line   int    `json:"line"`
 	Status string `json:"status"`
 	Target *int   `json:"target,omitempty"`
+	// A call through an interface: the methods of the module's types implementing it that the call
+	// may run (those declared in the calling package or the module's packages it imports).
+	Candidates []int `json:"candidates,omitempty"`
 }
 
 type loader struct {
@@ -138,7 +141,7 @@ func (l *loader) defOf(fd *ast.FuncDecl) int {
 // funcDecls maps the position of each function's name to its declaration, over every file seen.
 var funcDecls = map[token.Pos]*ast.FuncDecl{}
 
-func (l *loader) record(files []*ast.File, info *types.Info) {
+func (l *loader) record(pkg *types.Package, files []*ast.File, info *types.Info) {
 	for _, f := range files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -152,7 +155,7 @@ func (l *loader) record(files []*ast.File, info *types.Info) {
 			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				if c, ok := n.(*ast.CallExpr); ok {
-					l.site(caller, recv, c, info)
+					l.site(pkg, caller, recv, c, info)
 				}
 				return true
 			})
@@ -175,7 +178,7 @@ func unwrap(e ast.Expr) ast.Expr {
 	}
 }
 
-func (l *loader) site(caller int, recv string, c *ast.CallExpr, info *types.Info) {
+func (l *loader) site(pkg *types.Package, caller int, recv string, c *ast.CallExpr, info *types.Info) {
 	if tv, ok := info.Types[c.Fun]; ok && tv.IsType() {
 		return // a conversion
 	}
@@ -199,6 +202,9 @@ func (l *loader) site(caller int, recv string, c *ast.CallExpr, info *types.Info
 				if fn, ok := obj.(*types.Func); ok {
 					if r := fn.Type().(*types.Signature).Recv(); r != nil && types.IsInterface(r.Type()) {
 						s.Status = "dispatch"
+						if iface, ok := r.Type().Underlying().(*types.Interface); ok {
+							s.Candidates = l.implementations(pkg, iface, fn.Name())
+						}
 					}
 				}
 			}
@@ -241,6 +247,54 @@ func (l *loader) site(caller int, recv string, c *ast.CallExpr, info *types.Info
 		}
 	}
 	l.sites = append(l.sites, s)
+}
+
+// implementations: the defs of method `name` of the named types, in pkg and the module's packages it
+// imports (one type universe), whose value or pointer implements iface.
+func (l *loader) implementations(pkg *types.Package, iface *types.Interface, name string) []int {
+	if pkg == nil || iface.NumMethods() == 0 {
+		return nil
+	}
+	seen := map[*types.Package]bool{}
+	var pkgs []*types.Package
+	var walk func(p *types.Package)
+	walk = func(p *types.Package) {
+		if p == nil || seen[p] || !(p.Path() == l.module || strings.HasPrefix(p.Path(), l.module+"/") || p == pkg) {
+			return
+		}
+		seen[p] = true
+		pkgs = append(pkgs, p)
+		for _, q := range p.Imports() {
+			walk(q)
+		}
+	}
+	walk(pkg)
+	var out []int
+	for _, p := range pkgs {
+		for _, n := range p.Scope().Names() {
+			tn, ok := p.Scope().Lookup(n).(*types.TypeName)
+			if !ok || types.IsInterface(tn.Type()) {
+				continue
+			}
+			var t types.Type = tn.Type()
+			if !types.Implements(t, iface) {
+				t = types.NewPointer(t)
+				if !types.Implements(t, iface) {
+					continue
+				}
+			}
+			obj, _, _ := types.LookupFieldOrMethod(t, true, p, name)
+			fn, ok := obj.(*types.Func)
+			if !ok {
+				continue
+			}
+			if fd := funcDecls[fn.Origin().Pos()]; fd != nil && strings.HasPrefix(l.fset.Position(fn.Pos()).Filename, l.tree+string(filepath.Separator)) {
+				out = append(out, l.defOf(fd))
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 func modulePath(tree string) string {
@@ -286,11 +340,11 @@ func main() {
 			path += "/" + r
 		}
 		p, files, info := l.check(path, d, append(append([]string{}, bp.GoFiles...), bp.TestGoFiles...), true)
-		l.record(files, info)
+		l.record(p, files, info)
 		if len(bp.XTestGoFiles) > 0 {
 			l.testVariant[path] = p
-			_, xfiles, xinfo := l.check(path+"_test", d, bp.XTestGoFiles, true)
-			l.record(xfiles, xinfo)
+			xp, xfiles, xinfo := l.check(path+"_test", d, bp.XTestGoFiles, true)
+			l.record(xp, xfiles, xinfo)
 			delete(l.testVariant, path)
 		}
 	}

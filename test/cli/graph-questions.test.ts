@@ -42,6 +42,19 @@ describe("codemem trace", () => {
     expect(cli(["trace", ".", "apply_tax"]).stdout).toMatch(/depth 2:\n(.*\n)*  shop\/payments\.py:4  charge_card \(function\)/);
   });
 
+  it("marks the run-time candidates of a call through a base class as dispatch, with their confidence", () => {
+    const t = json(["trace", ".", "quote", "--direction", "callees"]);
+    const entries = t.levels[0].entries.map((e: { name: string; dispatch?: boolean; confidence?: number }) => [e.name, e.dispatch ?? false, e.confidence ?? null]).sort();
+    expect(entries).toEqual([
+      ["Carrier.cost", false, null],
+      ["Drone.cost", true, 0.333],
+      ["Truck.cost", true, 0.333],
+    ]);
+    expect(json(["trace", ".", "Drone.cost"]).levels[0].entries).toMatchObject([{ name: "quote", dispatch: true, confidence: 0.333 }]);
+    expect(cli(["trace", ".", "Drone.cost"]).stdout).toContain("quote (function) [dispatch 0.33]");
+    expect(json(["impact", ".", "Drone.cost"]).callers).toMatchObject([{ name: "quote", depth: 1, dispatch: true, confidence: 0.333 }]);
+  });
+
   it("lists callees with --direction callees", () => {
     const t = json(["trace", ".", "Order.checkout", "--direction", "callees"]);
     expect(t.levels[0].entries.map((e: { name: string }) => e.name).sort()).toEqual(["Entity.save", "Order.total"]);

@@ -6,6 +6,7 @@ import { languageForPath } from "../../daemon/index/languages/registry.js";
 import { GraphResolver, resolveGraph, type NodeRecord } from "../../daemon/index/resolve.js";
 import type { FileExtract, GraphEdge } from "../../daemon/index/types.js";
 import { seededRandom } from "../../shared/random.js";
+import { GO_SHAPES, PY_SHAPES, TS_SHAPES } from "../fixtures/dispatch-shapes.js";
 
 const repo = path.resolve(__dirname, "../..");
 
@@ -34,7 +35,7 @@ function sources(root: string, dirs: string[]): Map<string, string> {
 }
 
 const nodeKey = (n: NodeRecord) => JSON.stringify([n.id, n.type, n.parent ?? null, n.qualified_name, n.line_start, n.line_end]);
-const edgeKey = (e: GraphEdge) => `${e.source}\u0000${e.type}\u0000${e.target}`;
+const edgeKey = (e: GraphEdge) => `${e.source}\u0000${e.type}\u0000${e.target}\u0000${e.dispatch ?? ""}`;
 
 describe.each(TREES)("incremental resolution on $name", ({ root, dirs }) => {
   it("equals a from-scratch resolution after random edits, adds, renames and deletes", async () => {
@@ -191,5 +192,50 @@ describe("incremental resolution of typed receivers", () => {
     expect(after).toContain(edgeKey({ source: "use.ts::main", target: "models.ts::Base.step", type: "calls" }));
     expect(after).toContain(edgeKey({ source: "main.py::main", target: "models.py::Job.run", type: "calls" }));
     expect(after).not.toContain(edgeKey({ source: "use.ts::main", target: "models.ts::Task.run", type: "calls" }));
+  });
+});
+
+describe("incremental resolution of dispatch candidates", () => {
+  it("equals a from-scratch resolution as implementers and overrides are added, changed and removed (TS, Go, Python)", async () => {
+    const extractor = new Extractor();
+    const files = new Map<string, string>(Object.entries({ ...TS_SHAPES, ...GO_SHAPES, ...PY_SHAPES }));
+    const extract = (p: string) => extractor.extract(p, files.get(p)!, languageForPath(p)!);
+    /** Edits as [path, text | undefined (removed)], applied one by one. */
+    const steps: [string, string | undefined][] = [
+      ["circle.ts", undefined],
+      ["square.ts", 'import { Base } from "./shape";\nexport class Square extends Base {\n  area(): number { return 4; }\n}\nexport class Tiny extends Square {\n  area(): number { return 1; }\n}\n'],
+      ["circle.ts", TS_SHAPES["circle.ts"]],
+      ["shape.ts", "export interface Shape { area(): number; }\nexport abstract class Base {\n  area(): number { return 0; }\n}\n"],
+      ["shape/line.go", "package shape\n\ntype Line struct{}\n\nfunc (l Line) Area() int { return 0 }\n\nfunc (l Line) Scale(f int, g int) Shape { return l }\n"],
+      ["shape/square.go", undefined],
+      ["shape/square.go", GO_SHAPES["shape/square.go"]],
+      ["shapes/circle.py", undefined],
+      ["shapes/square.py", "from .base import Shape\n\nclass Square(Shape):\n    def side(self):\n        return 2\n"],
+      ["shapes/circle.py", PY_SHAPES["shapes/circle.py"]],
+    ];
+    const resolver = new GraphResolver();
+    resolver.update(await Promise.all([...files.keys()].map(extract)), []);
+    const edges = new Map(resolver.edges().map((e) => [edgeKey(e), e]));
+    const marked = new Set<string>();
+    for (const [p, text] of steps) {
+      let delta;
+      if (text === undefined) {
+        files.delete(p);
+        delta = resolver.update([], [p]);
+      } else {
+        files.set(p, text);
+        delta = resolver.update([await extract(p)], []);
+      }
+      for (const e of delta.edgesRemoved) expect(edges.delete(edgeKey(e))).toBe(true);
+      for (const e of delta.edgesAdded) edges.set(edgeKey(e), e);
+      const full = resolveGraph(await Promise.all([...files.keys()].map(extract)));
+      const fullKeys = new Set(full.edges.map(edgeKey));
+      expect(new Set(resolver.edges().map(edgeKey))).toEqual(fullKeys);
+      expect(new Set(edges.keys())).toEqual(fullKeys);
+      for (const e of full.edges) if (e.dispatch) marked.add(`${e.target}@${e.dispatch}`);
+    }
+    // The steps did move the candidates: Tiny's override and Line (its arity now matching) were candidates at some point.
+    expect([...marked].some((k) => k.startsWith("square.ts::Tiny.area@"))).toBe(true);
+    expect([...marked].some((k) => k.startsWith("shape/line.go::Line.Area@"))).toBe(true);
   });
 });

@@ -36,6 +36,18 @@ describe("codemem_trace and codemem_impact with the SDK's MCP client", () => {
     expect(s.levels[1].entries.map((e) => e.at)).toEqual(["shop/payments.py:17", "tests/test_payments.py:4"]);
   });
 
+  it("marks a caller reached through a dispatch candidate, in trace and impact", async () => {
+    const t = await call("codemem_trace", { symbol: "Truck.cost" });
+    expect(t.isError).toBeFalsy();
+    const levels = (t.structuredContent as { levels: { entries: { name: string; dispatch?: boolean; confidence?: number }[] }[] }).levels;
+    expect(levels[0].entries).toMatchObject([{ name: "quote", dispatch: true, confidence: 0.333 }]);
+    // The declared member's caller is a direct one: no mark.
+    const base = (await call("codemem_trace", { symbol: "Carrier.cost" })).structuredContent as typeof t.structuredContent & { levels: { entries: object[] }[] };
+    expect(base.levels[0].entries[0]).not.toHaveProperty("dispatch");
+    const i = (await call("codemem_impact", { symbols: ["Truck.cost"] })).structuredContent as { callers: object[] };
+    expect(i.callers).toMatchObject([{ name: "quote", dispatch: true, confidence: 0.333 }]);
+  });
+
   it("answers an ambiguous name and a bad ref as tool errors led by their stable codes", async () => {
     const amb = await call("codemem_trace", { symbol: "validate" });
     expect(amb.isError).toBe(true);

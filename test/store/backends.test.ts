@@ -249,6 +249,26 @@ describe.each(BACKENDS)("backend %s", (backend) => {
     }
   });
 
+  it("keeps an edge's dispatch confidence, replaces it when it changes, and leaves candidates out of degrees", async () => {
+    const p = project({});
+    const store = await openStore(resolveConfig(p.root), { mode: "build", dim: 8 });
+    const byTarget = (es: { target: string }[]) => [...es].sort((a, b) => (a.target < b.target ? -1 : 1));
+    try {
+      const direct = { source: "a.py::caller", target: "a.py::base_area", type: "calls" };
+      const candidate = { source: "a.py::caller", target: "a.py::square_area", type: "calls", dispatch: 0.5 };
+      await store.apply(delta("a.py", ["caller", "base_area", "square_area"], (i) => unit([1, i, 0, 0, 0, 0, 0, 0]), { edgesAdded: [direct, candidate] }));
+      expect(byTarget((await store.edges()).filter((e) => e.type === "calls"))).toEqual([direct, candidate]);
+      expect((await store.neighbors(["a.py::square_area"])).filter((e) => e.type === "calls")).toEqual([candidate]);
+      const degrees = await store.degrees(["calls"]);
+      expect([degrees.get("a.py::base_area"), degrees.get("a.py::square_area")]).toEqual([1, undefined]);
+      const now = { ...candidate, dispatch: 0.333 };
+      await store.apply({ ...delta("b.py", [], () => unit([0, 1, 0, 0, 0, 0, 0, 0])), edgesRemoved: [candidate], edgesAdded: [now] });
+      expect(byTarget((await store.edges()).filter((e) => e.type === "calls"))).toEqual([direct, now]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("a failed apply leaves the previous index whole", async () => {
     const p = project({});
     const cfg = resolveConfig(p.root);

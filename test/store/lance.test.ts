@@ -150,6 +150,23 @@ describe("opening", () => {
     await r.close();
   });
 
+  it("refuses an index of an older schema for answers; any build replaces it", async () => {
+    const dir = newDir();
+    (await built(dir)).close();
+    const conn = await lancedb.connect(path.join(dir, "gens", current(dir)));
+    const meta = await conn.openTable("meta");
+    await meta.update({ where: "key = 'schema_version'", values: { value: "lance-1" } });
+    conn.close();
+    await expectCode(LanceStore.open(dir, { mode: "read" }), "INDEX_CORRUPT");
+    const rebuilt = await LanceStore.open(dir, { mode: "build", dim: DIM });
+    expect(await rebuilt.files()).toEqual([]);
+    await rebuilt.apply(delta(FIRST));
+    await rebuilt.close();
+    const r = await LanceStore.open(dir, { mode: "read" });
+    expect((await r.files()).map((f: { path: string }) => f.path)).toEqual(["shop/models.py", "shop/payments.py"]);
+    await r.close();
+  });
+
   it("passes its own backend check", async () => {
     const r = await checkLanceBackend(path.join(tmp, "check"));
     expect(r.checks.filter((c: { ok: boolean }) => !c.ok)).toEqual([]);

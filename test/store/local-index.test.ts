@@ -82,9 +82,9 @@ describe("local index", () => {
     expect(Object.values(scoresA).some((m) => Object.keys(m).length > 0)).toBe(true);
     expect(scoresA).toEqual(lexicalScores(b));
 
-    const edgeSet = (rows: { source: string; target: string; type: string }[]) => rows.map((e) => `${e.source} ${e.type} ${e.target}`).sort();
+    const edgeSet = (rows: { source: string; target: string; type: string; dispatch: number | null }[]) => rows.map((e) => `${e.source} ${e.type} ${e.target} ${e.dispatch ?? ""}`).sort();
     const edgesOf = (db: Database.Database) =>
-      db.prepare("SELECT s.name AS source, t.name AS target, e.type AS type FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target").all() as { source: string; target: string; type: string }[];
+      db.prepare("SELECT s.name AS source, t.name AS target, e.type AS type, e.dispatch AS dispatch FROM edges e JOIN symbols s ON s.id = e.source JOIN symbols t ON t.id = e.target").all() as { source: string; target: string; type: string; dispatch: number | null }[];
     expect(edgeSet(edgesOf(a))).toEqual(edgeSet(edgesOf(b)));
     // No symbol outlives its last edge, and every node keeps its code and indexed texts.
     for (const db of [a, b]) {

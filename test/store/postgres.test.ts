@@ -364,7 +364,34 @@ describe("schema and migrations", () => {
     ]);
     await Promise.all(stores.map((st) => st.close()));
     const rows = await admin.query(`SELECT version FROM "${s.schema}".schema_migrations`);
-    expect(rows.rows).toEqual([{ version: 1 }]);
+    expect(rows.rows).toEqual([{ version: 1 }, { version: 2 }]);
+  });
+
+  it("an edge's dispatch confidence round-trips, a changed one replaces the edge, and degrees leave candidates out", async () => {
+    const s = settings();
+    const direct = { source: "a.py::caller", target: "a.py::Base.area", type: "calls" };
+    const candidate = { source: "a.py::caller", target: "a.py::Square.area", type: "calls", dispatch: 0.5 };
+    await build(s, delta({ "a.py": [{ name: "caller" }, { name: "Base.area" }, { name: "Square.area" }] }, { edgesAdded: [direct, candidate] }));
+    const sorted = (es: object[]) => [...es].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    await reading(s, async (store) => {
+      expect(sorted(await store.edges())).toEqual(sorted([direct, candidate]));
+      expect(sorted(await store.neighbors(["a.py::Square.area"]))).toEqual([candidate]);
+      expect((await store.degrees(["calls"])).get("a.py::Square.area")).toBeUndefined();
+      expect((await store.degrees(["calls"])).get("a.py::Base.area")).toBe(1);
+    });
+    // A third implementer: the resolver removes the edge at 0.5 and adds it at 0.333.
+    const now = { ...candidate, dispatch: 0.333 };
+    await build(s, { ...delta({}), replaceNodesOf: [], upsertFiles: [], communities: [], communityOf: new Map(), edgesRemoved: [candidate], edgesAdded: [now] });
+    await reading(s, async (store) => expect(sorted(await store.edges())).toEqual(sorted([direct, now])));
+  });
+
+  it("an index made before the dispatch column gains it when opened (migration 2)", async () => {
+    const s = settings();
+    await build(s, delta({ "a.py": [{ name: "f" }] }));
+    await admin.query(`ALTER TABLE "${s.schema}".edges DROP COLUMN dispatch; DELETE FROM "${s.schema}".schema_migrations WHERE version = 2`);
+    const edge = { source: "a.py::f", target: "a.py::f", type: "calls", dispatch: 1 };
+    await build(s, { ...delta({}), replaceNodesOf: [], upsertFiles: [], communities: [], communityOf: new Map(), edgesAdded: [edge] });
+    await reading(s, async (store) => expect(await store.edges()).toEqual([edge]));
   });
 
   it("an index of a newer schema is INDEX_CORRUPT until a forced build replaces it", async () => {
@@ -382,7 +409,7 @@ describe("schema and migrations", () => {
     await build(s, delta({ "a.py": [{ name: "old_fn" }] }));
     const reader = await PostgresStore.open(s, { mode: "read" });
     const builder = await PostgresStore.open(s, { mode: "build", dim: 4, force: true });
-    expect(await builder.meta()).toEqual({ schema_version: "1", dim: "4" });
+    expect(await builder.meta()).toEqual({ schema_version: "2", dim: "4" });
     expect(await builder.catalog()).toEqual([]);
     expect((await reader.catalog()).map((n) => n.name).sort()).toEqual(["a", "old_fn"]);
 

@@ -31,6 +31,33 @@ function returnType(def: TSNode): string | undefined {
   return r.type === "parameter_list" ? r.namedChildren[0]?.childForFieldName("type")?.text : r.text;
 }
 
+/** Parameter types by position: `a, b int` is two ints; a variadic `...T` one parameter. */
+function paramTypes(def: TSNode): string[] | undefined {
+  const list = def.childForFieldName("parameters");
+  if (!list) return undefined;
+  const out: string[] = [];
+  for (const p of list.namedChildren) {
+    if (!p || (p.type !== "parameter_declaration" && p.type !== "variadic_parameter_declaration")) continue;
+    const type = p.childForFieldName("type")?.text ?? "";
+    const names = p.childrenForFieldName("name").filter((n) => n !== null).length;
+    for (let i = 0; i < Math.max(1, names); i++) out.push(type);
+  }
+  return out;
+}
+
+/** An interface's method specs (`Read(p []byte) (int, error)` → `Read/1`); embedded interfaces are its bases. */
+function interfaceMethods(def: TSNode): string[] | undefined {
+  const t = def.childForFieldName("type");
+  if (t?.type !== "interface_type") return undefined;
+  const out: string[] = [];
+  for (const m of t.namedChildren) {
+    if (m?.type !== "method_elem") continue;
+    const name = m.childForFieldName("name")?.text;
+    if (name) out.push(`${name}/${paramTypes(m)?.length ?? 0}`);
+  }
+  return out;
+}
+
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
   for (const decl of root.namedChildren) {
@@ -90,6 +117,8 @@ export const go: LanguageSpec = {
   },
   selfNames: [],
   returnType,
+  paramTypes,
+  interfaceMethods,
   builtins: BUILTINS,
   directoryScope: true,
   resolveImport(spec, _from, project) {

@@ -59,6 +59,8 @@ export interface LanguageSpec {
   returnType?(def: TSNode): string | undefined;
   /** Its parameters' declared types as written, by position ("" for an untyped one). */
   paramTypes?(def: TSNode): string[] | undefined;
+  /** An interface's own method specs as `name/arity`, for structural dispatch (Go: a type satisfies an interface by its methods). */
+  interfaceMethods?(def: TSNode): string[] | undefined;
   /**
    * An untyped parameter of a function passed as an argument (`operate((source, subscriber) => …)`):
    * the call's callee text, the argument's and the parameter's positions; its type is the callee's

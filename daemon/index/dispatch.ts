@@ -9,6 +9,8 @@
  * promoted methods included, have every method of the interface by name and arity).
  */
 
+import { isTestPath } from "./test-code.js";
+
 /** What the search asks the resolver; every answer is recorded as a lookup, so an edit re-resolves the callers it can change. */
 export interface DispatchView {
   /** A node's kind (`class`, `interface`, `method`, …), name and file. */
@@ -46,9 +48,9 @@ const CALLABLE = new Set(["method", "function"]);
 export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { targets: string[]; confidence: number } {
   const type = view.node(typeId)?.type;
   let targets: string[] | undefined;
-  if (STRUCTURAL.has(family)) targets = type === "interface" ? implementors(view, typeId, name)?.filter((t) => linkedWith(view.node(t)?.file ?? "", callerFile)) : [];
+  if (STRUCTURAL.has(family)) targets = type === "interface" ? implementors(view, typeId, name) : [];
   else if (NOMINAL.has(family)) targets = type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
-  targets = (targets ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? ""));
+  targets = (targets ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? "") && linkedWith(view.node(t)?.file ?? "", callerFile));
   if (targets.length === 0 || targets.length > MAX_CANDIDATES) return { targets: [], confidence: 0 };
   return { targets, confidence: Math.round(1000 / (targets.length + 1)) / 1000 };
 }
@@ -106,9 +108,14 @@ function implementors(view: DispatchView, iface: string, name: string): string[]
   return [...out].sort();
 }
 
-/** A Go test file's types exist only in its own package's test binary: never in another package's calls. */
+/**
+ * Whether code in `file` can be running under a call from `callerFile`: test code's types (a spec's
+ * `LogSubscriber`) are no candidates of the product's calls, and a Go test file's types exist only in
+ * its own package's test binary.
+ */
 function linkedWith(file: string, callerFile: string): boolean {
-  return !file.endsWith("_test.go") || dirOf(file) === dirOf(callerFile);
+  if (file.endsWith("_test.go")) return dirOf(file) === dirOf(callerFile);
+  return !isTestPath(file) || isTestPath(callerFile);
 }
 
 function dirOf(file: string): string {

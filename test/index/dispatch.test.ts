@@ -33,6 +33,17 @@ describe("dispatch candidates", () => {
     expect(calls).toEqual({ "shape/square.go::Square.Area": 0.333, "shape/circle.go::Circle.Area": 0.333 });
   });
 
+  it("a subclass in test code is a candidate of the tests' calls, never of the product's (rxjs' spec LogSubscriber)", async () => {
+    const files = {
+      "src/subscriber.ts": "export class Subscriber { next(v: number): void {} }\nexport class SafeSubscriber extends Subscriber { next(v: number): void {} }\n",
+      "spec/helpers/log.ts": 'import { Subscriber } from "../../src/subscriber";\nexport class LogSubscriber extends Subscriber { next(v: number): void {} }\n',
+      "src/use.ts": 'import { Subscriber } from "./subscriber";\nexport function emit(s: Subscriber): void {\n  s.next(1);\n}\n',
+      "spec/use.spec.ts": 'import { Subscriber } from "../src/subscriber";\nexport function check(s: Subscriber): void {\n  s.next(1);\n}\n',
+    };
+    expect(await callsOf(files, "src/use.ts::emit")).toEqual({ "src/subscriber.ts::Subscriber.next": null, "src/subscriber.ts::SafeSubscriber.next": 0.5 });
+    expect(await callsOf(files, "spec/use.spec.ts::check")).toEqual({ "src/subscriber.ts::Subscriber.next": null, "src/subscriber.ts::SafeSubscriber.next": 0.333, "spec/helpers/log.ts::LogSubscriber.next": 0.333 });
+  });
+
   it("Python: a call on a base-typed receiver or on self in the base reaches the overrides, beside the declared method", async () => {
     const expected = { "shapes/base.py::Shape.area": null, "shapes/square.py::Square.area": 0.333, "shapes/circle.py::Circle.area": 0.333 };
     expect(await callsOf(PY_SHAPES, "shapes/use.py::total")).toEqual(expected);

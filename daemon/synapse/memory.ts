@@ -8,11 +8,11 @@ import type { Recall, Retriever } from "../retrieve/retriever.js";
 import { sessionFocus } from "./focus.js";
 import { SynapseStore } from "./store.js";
 
-/** How history is learned (`[synapses]`): newest commits read, the bulk cap, the half-life of a file's evidence in its own commits. */
+/** How history is learned (`[synapses]`): newest commits read, the bulk cap, the half-lives of evidence in the file's and the project's commits. */
 export interface HistoryLearning {
   commits: number;
   maxFiles: number;
-  halfLife: number;
+  halfLife: { file: number; project: number };
 }
 
 /** A node's name and place, for synapse reports; ids missing from the index stay undescribed. */

@@ -56,6 +56,11 @@ export interface SynapseParams {
    * one it changed with lately weighs fully, however busy the rest of the project was meanwhile.
    */
   historyDecay: number;
+  /**
+   * Factor by which all co-change evidence ages per commit of the project (`[synapses]
+   * history_project_half_life`): a pair neither file has changed in since the code moved on fades.
+   */
+  historyProjectDecay: number;
 }
 
 export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
@@ -70,11 +75,23 @@ export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
   frontier: 16,
   fanout: 32,
   historyDecay: historyDecayOf(DEFAULTS.synapses.historyHalfLife),
+  historyProjectDecay: historyDecayOf(DEFAULTS.synapses.historyProjectHalfLife),
 });
 
-/** The ageing factor per commit of a file for a half-life in its own commits. */
+/** How co-change evidence ages: factors per commit of a file (`file`) and of the project (`project`). */
+export interface HistoryAgeing {
+  file: number;
+  project: number;
+}
+
+/** The ageing factor per commit for a half-life in commits. */
 export function historyDecayOf(halfLife: number): number {
   return Math.pow(0.5, 1 / halfLife);
+}
+
+/** How an ageing is recorded with what it taught (exact: the factors as JSON numbers). */
+function ageingKey(a: HistoryAgeing): string {
+  return JSON.stringify([a.file, a.project]);
 }
 
 export interface SynapseNeighbor {
@@ -137,10 +154,12 @@ CREATE INDEX IF NOT EXISTS synapses_b_weight ON synapses(b, weight);
 ${degrees("synapses", "synapse_nodes")}
 CREATE TABLE IF NOT EXISTS synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Co-change learned from the repository's history, beside (not inside) the session synapses: it ages
--- with each file's own commits, not with wall-clock time. Seen from a, score_a = Σ over the commits
--- that changed both files of share · g^(tick_a − base_a), share = 1 / (files in the commit − 1),
--- g = 1 / historyDecay, tick_a a's learned commits up to that one; its value today is
--- score_a · age_a (cochange_clocks: one multiply at read time, no UPDATE of a's pairs per commit).
+-- with each file's own commits and with the project's, not with wall-clock time. Seen from a,
+-- score_a = Σ over the commits that changed both files of share · g^(tick_a − base_a) · G^(clock − base),
+-- share = 1 / (files in the commit − 1), g = 1 / historyDecay, tick_a a's learned commits up to that
+-- one, G = 1 / historyProjectDecay, clock the project's commits read; its value today is
+-- score_a · age_a · project age (cochange_clocks, synapse_meta): multiplies at read time, no UPDATE
+-- of the pairs per commit.
 CREATE TABLE IF NOT EXISTS cochange (
   a       TEXT    NOT NULL,
   b       TEXT    NOT NULL,
@@ -221,6 +240,11 @@ const ACTIVITY_KEPT_MS = 7 * 24 * 3600 * 1000;
 // The newest commit history replay has read, and the ageing factor its scores were learned with.
 const META_HISTORY_HEAD = "history_head";
 const META_HISTORY_DECAY = "history_decay";
+// The project's history clock: commits read (ticks), the tick scores are relative to, and the age
+// factor historyProjectDecay^(clock − base) that reads them as of today.
+const META_HISTORY_CLOCK = "history_clock";
+const META_HISTORY_BASE = "history_base";
+const META_HISTORY_AGE = "history_age";
 // Scores grow as g^(tick − base); a file's are rescaled before they pass e^100.
 const HISTORY_RESCALE_LOG = 100;
 
@@ -247,12 +271,12 @@ function unlearnAnswers(db: Database.Database): void {
  * A store written before co-change aged by each file's own commits (one score per pair, aged by the
  * project's commits) forgets its history once; the next build reads it again (replayHistory).
  */
-function forgetGlobalHistory(db: Database.Database): void {
+function forgetOldHistory(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('cochange')`).all();
   if (!columns.some((c) => c.name === "score")) return;
   db.transaction(() => {
     db.exec(`DROP TABLE cochange; DELETE FROM cochange_nodes; DELETE FROM history_commits;
-      DELETE FROM synapse_meta WHERE key IN ('history_clock', 'history_base', '${META_HISTORY_HEAD}')`);
+      DELETE FROM synapse_meta WHERE key IN ('${META_HISTORY_CLOCK}', '${META_HISTORY_BASE}', '${META_HISTORY_HEAD}')`);
   }).immediate();
 }
 
@@ -332,6 +356,7 @@ export class SynapseStore {
            score_b = CASE WHEN b = @id THEN score_b * @factor ELSE score_b END WHERE a = @id OR b = @id`,
       ),
       rebase: db.prepare(`UPDATE cochange_clocks SET base = tick, age = 1 WHERE id = ?`),
+      rescaleAll: db.prepare<{ factor: number }>(`UPDATE cochange SET score_a = score_a * @factor, score_b = score_b * @factor`),
       pairEvidence: db.prepare<{ a: string; b: string }, { count: number | null; s_at: number | null; commits: number | null; h_at: number | null }>(
         `SELECT s.count AS count, s.last_at AS s_at, c.commits AS commits, c.last_at AS h_at
          FROM (SELECT 1) LEFT JOIN synapses s ON s.a = @a AND s.b = @b LEFT JOIN cochange c ON c.a = @a AND c.b = @b`,
@@ -357,7 +382,7 @@ export class SynapseStore {
       // Checkpoints run deferred, off the reinforce call (see afterWrite); SQLite's own automatic
       // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
       db.pragma("wal_autocheckpoint = 16384");
-      forgetGlobalHistory(db);
+      forgetOldHistory(db);
       db.exec(SCHEMA);
       unlearnAnswers(db);
     } catch (err) {
@@ -439,31 +464,39 @@ export class SynapseStore {
   }
 
   /**
-   * Learns commits of the project's history, oldest first: one that changed between 2 and
-   * `maxFiles` project files adds to every pair of its n indexed files a share 1/(n − 1) of a
-   * co-change (a pair changed alone together weighs most), and is one more tick of each of those
-   * files' clocks: each file's evidence ages with its own commits. Commits already recorded are
-   * skipped: replaying again adds nothing.
+   * Learns commits of the project's history, oldest first: each commit not seen before is one tick
+   * of the project's clock; one that changed between 2 and `maxFiles` project files adds to every
+   * pair of its n indexed files a share 1/(n − 1) of a co-change (a pair changed alone together
+   * weighs most), and is one more tick of each of those files' clocks: evidence ages with each
+   * file's own commits and with the project's. Commits already recorded are skipped: replaying
+   * again adds nothing.
    */
-  learnHistory(commits: LearnedCommit[], opts: { maxFiles: number; head?: string; decay?: number }): { commits: number; learned: number; pairs: number } {
+  learnHistory(commits: LearnedCommit[], opts: { maxFiles: number; head?: string; ageing?: HistoryAgeing }): { commits: number; learned: number; pairs: number } {
     let seen = 0;
     let learned = 0;
     let pairs = 0;
-    const decay = opts.decay ?? this.params.historyDecay;
-    const g = 1 / decay;
-    const rescaleAt = HISTORY_RESCALE_LOG / Math.log(g);
+    const ageing = opts.ageing ?? this.ageing();
+    const rescaleAt = (decay: number) => HISTORY_RESCALE_LOG / Math.log(1 / decay); // no ageing (1): never
     this.db
       .transaction(() => {
-        this.stmts.initMeta.run(META_HISTORY_DECAY, String(decay));
+        this.stmts.initMeta.run(META_HISTORY_DECAY, ageingKey(ageing));
+        let clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
+        let base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
         for (const c of commits) {
           const ids = [...new Set(c.ids.filter((id) => typeof id === "string" && id !== ""))];
           const learn = ids.length >= 2 && c.files <= opts.maxFiles;
           if (this.stmts.commitSeen.run(c.sha, c.at, c.files, learn ? 1 : 0).changes === 0) continue;
           seen++;
+          clock++;
+          if (clock - base > rescaleAt(ageing.project)) {
+            this.stmts.rescaleAll.run({ factor: Math.pow(ageing.project, clock - base) });
+            base = clock;
+          }
           if (!learn) continue;
           learned++;
+          const project = Math.pow(1 / ageing.project, clock - base) / (ids.length - 1);
           const inc = new Map<string, number>();
-          for (const id of ids) inc.set(id, this.tickOf(id, decay, rescaleAt) / (ids.length - 1));
+          for (const id of ids) inc.set(id, this.tickOf(id, ageing.file, rescaleAt(ageing.file)) * project);
           for (let i = 0; i < ids.length; i++) {
             for (let j = i + 1; j < ids.length; j++) {
               const [a, b] = ordered(ids[i], ids[j]);
@@ -472,6 +505,9 @@ export class SynapseStore {
             }
           }
         }
+        this.stmts.setMeta.run(META_HISTORY_CLOCK, String(clock));
+        this.stmts.setMeta.run(META_HISTORY_BASE, String(base));
+        this.stmts.setMeta.run(META_HISTORY_AGE, String(Math.pow(ageing.project, clock - base)));
         if (opts.head) this.stmts.setMeta.run(META_HISTORY_HEAD, opts.head);
       })
       .immediate();
@@ -494,12 +530,17 @@ export class SynapseStore {
   }
 
   /**
-   * Whether what was learned from history was aged by `decay` (or nothing was): scores learned
-   * with another half-life mean nothing under this one, and are read again.
+   * Whether what was learned from history was aged as `ageing` says (or nothing was): scores
+   * learned with other half-lives mean nothing under these, and are read again.
    */
-  historyFits(decay = this.params.historyDecay): boolean {
+  historyFits(ageing = this.ageing()): boolean {
     const learned = this.stmts.getMeta.get(META_HISTORY_DECAY)?.value;
-    return learned === undefined || Number(learned) === decay;
+    return learned === undefined || learned === ageingKey(ageing);
+  }
+
+  /** The store's own history ageing (its parameters). */
+  private ageing(): HistoryAgeing {
+    return { file: this.params.historyDecay, project: this.params.historyProjectDecay };
   }
 
   /** Drops everything learned from history (the session synapses stay). */
@@ -507,7 +548,7 @@ export class SynapseStore {
     this.db
       .transaction(() => {
         this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM cochange_clocks; DELETE FROM history_commits`);
-        for (const key of [META_HISTORY_HEAD, META_HISTORY_DECAY]) this.stmts.deleteMeta.run(key);
+        for (const key of [META_HISTORY_HEAD, META_HISTORY_DECAY, META_HISTORY_CLOCK, META_HISTORY_BASE, META_HISTORY_AGE]) this.stmts.deleteMeta.run(key);
       })
       .immediate();
   }
@@ -528,7 +569,7 @@ export class SynapseStore {
    * together twice, lately: 1 − 0.85² = 0.28).
    */
   private historyWeight(id: string): (score: number) => number {
-    const age = this.ageOf(id);
+    const age = this.ageOf(id) * this.projectAge();
     const keep = 1 - this.params.learningRate;
     return (score) => 1 - Math.pow(keep, score * age);
   }
@@ -536,6 +577,11 @@ export class SynapseStore {
   /** The factor that ages a file's stored co-change scores to today's value (1 before its first commit). */
   private ageOf(id: string): number {
     return this.stmts.ageOf.get(id)?.age ?? 1;
+  }
+
+  /** The factor that ages every stored co-change score by the project's commits since. */
+  private projectAge(): number {
+    return Number(this.stmts.getMeta.get(META_HISTORY_AGE)?.value ?? 1);
   }
 
   /**
@@ -558,12 +604,13 @@ export class SynapseStore {
     if (history > 0) {
       const toWeight = this.historyWeight(id);
       const keep = 1 - this.params.learningRate;
+      const project = this.projectAge();
       for (const e of this.stmts.cochangeOf.all({ id, limit })) {
         let w = toWeight(e.score);
         if (ages) {
           let age = ages.get(e.id);
           if (age === undefined) ages.set(e.id, (age = this.ageOf(e.id)));
-          w = Math.min(w, 1 - Math.pow(keep, e.other * age));
+          w = Math.min(w, 1 - Math.pow(keep, e.other * age * project));
         }
         merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
       }
@@ -741,7 +788,8 @@ export class SynapseStore {
   /** The `limit` strongest co-change pairs of the history, with their weight today. */
   strongestCoChange(limit: number): { a: string; b: string; weight: number; commits: number }[] {
     const keep = 1 - this.params.learningRate;
-    return this.stmts.strongestCoChange.all(Math.max(0, Math.floor(limit))).map((r) => ({ a: r.a, b: r.b, weight: 1 - Math.pow(keep, r.score), commits: r.commits }));
+    const project = this.projectAge();
+    return this.stmts.strongestCoChange.all(Math.max(0, Math.floor(limit))).map((r) => ({ a: r.a, b: r.b, weight: 1 - Math.pow(keep, r.score * project), commits: r.commits }));
   }
 
   /** The `limit` heaviest edges. */

@@ -252,23 +252,24 @@ describe("co-change history ages with each file's own commits", () => {
   const commit = (sha: string, ids: string[]) => ({ sha, at: T0, files: ids.length, ids });
   const partners = (s: InstanceType<typeof SynapseStore>, id: string) => s.historyPartners(id, { limit: 10, minCommits: 1, minWeight: 0 });
 
-  it("a pair weighs as each file's history ages it: a file that changed since sees it older than one that did not", () => {
+  it("a pair weighs as each file's history ages it, and as the project's does: a file that changed since sees it older than one that did not", () => {
     const lam = SYNAPSE_PARAMS.historyDecay;
-    store.learnHistory([commit("c1", ["s", "o"]), commit("c2", ["s", "o"]), commit("c3", ["s", "n"])], { maxFiles: 30 });
-    // s changed three times: with o one and two of its commits ago, with n in its latest.
+    const P = SYNAPSE_PARAMS.historyProjectDecay;
+    store.learnHistory([commit("c1", ["s", "o"]), commit("c2", ["s", "o"]), commit("c3", ["s", "n"]), commit("c4", ["x", "y"])], { maxFiles: 30 });
+    // s changed three times: with o one and two of its commits ago (two and three of the project's), with n in its latest.
     const fromS = partners(store, "s");
     expect(fromS.map((p) => p.id)).toEqual(["o", "n"]);
-    expect(fromS[0].weight).toBeCloseTo(w(lam + lam * lam), 12);
-    expect(fromS[1].weight).toBeCloseTo(w(1), 12);
+    expect(fromS[0].weight).toBeCloseTo(w(lam * P ** 2 + lam ** 2 * P ** 3), 12);
+    expect(fromS[1].weight).toBeCloseTo(w(P), 12);
     // o changed with nothing since: its latest commit with s is its latest commit.
-    expect(partners(store, "o")[0].weight).toBeCloseTo(w(1 + lam), 12);
+    expect(partners(store, "o")[0].weight).toBeCloseTo(w(P ** 2 + lam * P ** 3), 12);
     // The canvas's strongest pairs take the larger view.
-    expect(store.strongestCoChange(1)[0]).toMatchObject({ a: "o", b: "s", commits: 2 });
-    expect(store.strongestCoChange(1)[0].weight).toBeCloseTo(w(1 + lam), 12);
+    expect(store.strongestCoChange(2)[0]).toMatchObject({ a: "o", b: "s", commits: 2 });
+    expect(store.strongestCoChange(2)[0].weight).toBeCloseTo(w(P ** 2 + lam * P ** 3), 12);
   });
 
   it("scores are rescaled before they overflow: 2,000 commits of one file at a half-life of one commit stay exact", () => {
-    const fast = SynapseStore.open(join(dir, "fast.db"), { historyDecay: 0.5 });
+    const fast = SynapseStore.open(join(dir, "fast.db"), { historyDecay: 0.5, historyProjectDecay: 1 });
     try {
       fast.learnHistory(Array.from({ length: 2000 }, (_, i) => commit(`x${i}`, ["s", `f${i % 2}`])), { maxFiles: 30 });
       fast.learnHistory([commit("last", ["s", "n"])], { maxFiles: 30 });
@@ -277,8 +278,24 @@ describe("co-change history ages with each file's own commits", () => {
       expect(got.map((p) => p.id)).toEqual(["n", "f1", "f0"]);
       expect(got[1].weight).toBeCloseTo(w(2 / 3), 9);
       expect(got[2].weight).toBeCloseTo(w(1 / 3), 9);
-      expect(fast.historyFits(0.5)).toBe(true);
-      expect(fast.historyFits(SYNAPSE_PARAMS.historyDecay)).toBe(false); // another half-life reads history again
+      expect(fast.historyFits({ file: 0.5, project: 1 })).toBe(true);
+      expect(fast.historyFits({ file: 0.5, project: SYNAPSE_PARAMS.historyProjectDecay })).toBe(false); // another half-life reads history again
+      expect(fast.historyFits({ file: SYNAPSE_PARAMS.historyDecay, project: 1 })).toBe(false);
+    } finally {
+      fast.close();
+    }
+  });
+
+  it("the project's clock is rescaled too: 2,000 commits at a project half-life of one commit stay exact", () => {
+    const fast = SynapseStore.open(join(dir, "fast.db"), { historyDecay: 1, historyProjectDecay: 0.5 });
+    try {
+      fast.learnHistory(Array.from({ length: 2000 }, (_, i) => commit(`x${i}`, ["a", "b"])), { maxFiles: 30 });
+      fast.learnHistory([commit("last", ["a", "c"])], { maxFiles: 30 });
+      const got = partners(fast, "a");
+      expect(got.map((p) => p.id)).toEqual(["b", "c"]);
+      expect(got[0].weight).toBeCloseTo(w(1), 9); // Σ 0.5^k, k = 1…2000
+      expect(got[1].weight).toBeCloseTo(w(1), 9);
+      expect(partners(fast, "c")[0].weight).toBeCloseTo(w(1), 9);
     } finally {
       fast.close();
     }

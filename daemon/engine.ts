@@ -199,9 +199,10 @@ export class ProjectEngine {
       this.built = true;
       // The repository's history teaches co-change: asked for, it is read before the answer;
       // otherwise new commits are read in the background, after the build has answered.
-      const maxFiles = this.cfg.synapses.historyMaxFiles;
-      if (a.history !== undefined) return { ...r, history: await this.memory.learnHistory({ commits: a.history, maxFiles, reread: true }) };
-      this.memory.learnInBackground(this.cfg.synapses.historyCommits, maxFiles);
+      const { historyMaxFiles: maxFiles, historyHalfLife: file, historyProjectHalfLife: project } = this.cfg.synapses;
+      const halfLife = { file, project };
+      if (a.history !== undefined) return { ...r, history: await this.memory.learnHistory({ commits: a.history, maxFiles, halfLife, reread: true }) };
+      this.memory.learnInBackground({ commits: this.cfg.synapses.historyCommits, maxFiles, halfLife });
       return r;
     });
     return { ...r, skipped: r.skipped.slice(0, 50) };

@@ -25,7 +25,7 @@ import Database from "better-sqlite3";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const { LOG_FORMAT, parseLog } = await import(path.join(root, "dist/daemon/synapse/history.js"));
-const { SynapseStore } = await import(path.join(root, "dist/daemon/synapse/store.js"));
+const { SynapseStore, historyDecayOf } = await import(path.join(root, "dist/daemon/synapse/store.js"));
 const { languageForPath } = await import(path.join(root, "dist/daemon/index/languages/registry.js"));
 const { ProjectEngine } = await import(path.join(root, "dist/daemon/engine.js"));
 
@@ -231,7 +231,7 @@ for (const dir of repos) {
   s.close();
   rows.push(syn);
   // Sensitivity (not tuning: the default above was fixed before this run): history ageing and depth.
-  for (const [label, params, depth] of [["no ageing", { historyDecay: 1 }, 2], ["ageing 0.99/commit", { historyDecay: 0.99 }, 2], ["depth 1", {}, 1]]) {
+  for (const [label, params, depth] of [["no ageing", { historyDecay: 1 }, 2], ["half-life 5 of a file's commits", { historyDecay: historyDecayOf(5) }, 2], ["half-life 80", { historyDecay: historyDecayOf(80) }, 2], ["depth 1", {}, 1]]) {
     const v = synapseRanker(train, params, depth);
     rows.push({ method: `  sensitivity: ${label}`, ...evaluate(cases, v.rank) });
     v.close();

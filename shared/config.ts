@@ -62,6 +62,10 @@ export interface ResolvedConfig {
     historyCommits: number;
     /** Commits that changed more project files than this are bulk (renames, vendoring, sweeps): not learned. */
     historyMaxFiles: number;
+    /** A file's own commits after which its co-change with a partner weighs half. */
+    historyHalfLife: number;
+    /** The project's commits after which all co-change evidence weighs half. */
+    historyProjectHalfLife: number;
   };
   llm: {
     baseUrl?: string;
@@ -247,7 +251,7 @@ export const DEFAULTS: Omit<ResolvedConfig, "root" | "store"> & { store: { backe
   index: { testPatterns: [] },
   embedder: { kind: "builtin", model: "Xenova/all-MiniLM-L6-v2", allowDownload: false },
   query: { budget: 800, wakeupBudget: 400, synapseRecall: true, ranker: "hand" },
-  synapses: { historyCommits: 2000, historyMaxFiles: 30 },
+  synapses: { historyCommits: 2000, historyMaxFiles: 30, historyHalfLife: 20, historyProjectHalfLife: 700 },
   store: { backend: "local", poolSize: 4 },
   /** Minutes a daemon started on demand by a client lives without a client (0 = for ever). */
   daemon: { idleMinutes: 30 },
@@ -483,6 +487,8 @@ export function resolveConfig(root: string, flags: ConfigFlags = {}, env: Env = 
     synapses: {
       historyCommits: int(sy, "history_commits", file, "synapses", 0) ?? DEFAULTS.synapses.historyCommits,
       historyMaxFiles: int(sy, "history_max_files", file, "synapses", 2) ?? DEFAULTS.synapses.historyMaxFiles,
+      historyHalfLife: int(sy, "history_half_life", file, "synapses", 1) ?? DEFAULTS.synapses.historyHalfLife,
+      historyProjectHalfLife: int(sy, "history_project_half_life", file, "synapses", 1) ?? DEFAULTS.synapses.historyProjectHalfLife,
     },
     llm: {
       ...resolveProvider(env, str(l, "base_url", file, "llm"), trusted, file),

@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import type { SynapseStore } from "./store.js";
+import { historyDecayOf, type SynapseStore } from "./store.js";
 
 export interface HistoryCommit {
   sha: string;
@@ -127,6 +127,11 @@ export interface ReplayOptions {
   reread?: boolean;
   /** HEAD's commit id (gitHead), read by the caller. */
   head: string;
+  /**
+   * Half-lives of co-change evidence in commits of the file (`[synapses] history_half_life`) and of
+   * the project (`history_project_half_life`); the store's defaults without.
+   */
+  halfLife?: { file: number; project: number };
 }
 
 /**
@@ -137,19 +142,22 @@ export async function replayHistory(store: SynapseStore, root: string, opts: Rep
   const total = { commits: 0, learned: 0, pairs: 0 };
   const head = opts.head;
   if (opts.commits <= 0) return total;
-  if (opts.reread) store.forgetHistory();
+  // History learned under another half-life is read again: its scores mean nothing under this one.
+  const ageing = opts.halfLife && { file: historyDecayOf(opts.halfLife.file), project: historyDecayOf(opts.halfLife.project) };
+  const reread = opts.reread || !store.historyFits(ageing);
+  if (reread) store.forgetHistory();
   else if (store.historyHead() === head) return total;
-  const commits = await readGitHistory(root, { max: opts.commits, after: opts.reread ? undefined : store.historyHead() });
+  const commits = await readGitHistory(root, { max: opts.commits, after: reread ? undefined : store.historyHead() });
   for (let i = 0; i < commits.length; i += HISTORY_CHUNK) {
     // A root commit is read (and counted) but teaches nothing: it added every file at once.
     const chunk = commits.slice(i, i + HISTORY_CHUNK).map((c) => ({ sha: c.sha, at: c.at, files: c.files.length, ids: c.root ? [] : c.files.filter(opts.isIndexed) }));
-    const r = store.learnHistory(chunk, { maxFiles: opts.maxFiles, head: i + HISTORY_CHUNK >= commits.length ? head : undefined });
+    const r = store.learnHistory(chunk, { maxFiles: opts.maxFiles, ageing, head: i + HISTORY_CHUNK >= commits.length ? head : undefined });
     total.commits += r.commits;
     total.learned += r.learned;
     total.pairs += r.pairs;
     await new Promise((resolve) => setImmediate(resolve));
   }
-  if (commits.length === 0) store.learnHistory([], { maxFiles: opts.maxFiles, head });
+  if (commits.length === 0) store.learnHistory([], { maxFiles: opts.maxFiles, ageing, head });
   return total;
 }
 

@@ -8,6 +8,13 @@ import type { Recall, Retriever } from "../retrieve/retriever.js";
 import { sessionFocus } from "./focus.js";
 import { SynapseStore } from "./store.js";
 
+/** How history is learned (`[synapses]`): newest commits read, the bulk cap, the half-lives of evidence in the file's and the project's commits. */
+export interface HistoryLearning {
+  commits: number;
+  maxFiles: number;
+  halfLife: { file: number; project: number };
+}
+
 /** A node's name and place, for synapse reports; ids missing from the index stay undescribed. */
 export type Describe = (id: string) => { name: string; file_path: string; line_start: number } | undefined;
 
@@ -150,13 +157,13 @@ export class ProjectMemory {
   }
 
   /** Reads the commits not yet read in the background, one replay after another. */
-  learnInBackground(commits: number, maxFiles: number): void {
+  learnInBackground(opts: HistoryLearning): void {
     if (!this.sideEffects) return;
-    this.history = this.history.then(() => this.learnHistory({ commits, maxFiles })).catch((err) => void log.warn("learning from git history failed", { error: (err as Error).message }));
+    this.history = this.history.then(() => this.learnHistory(opts)).catch((err) => void log.warn("learning from git history failed", { error: (err as Error).message }));
   }
 
   /** Commits not yet read (all of the newest `commits` when re-reading) become co-change synapses. */
-  async learnHistory(opts: { commits: number; maxFiles: number; reread?: boolean }): Promise<{ commits: number; learned: number; pairs: number }> {
+  async learnHistory(opts: HistoryLearning & { reread?: boolean }): Promise<{ commits: number; learned: number; pairs: number }> {
     // Outside git (or with history off) the store is not even opened.
     const { gitHead, replayHistory } = await import("./history.js");
     const head = opts.commits > 0 ? await gitHead(this.root) : undefined;
@@ -164,7 +171,7 @@ export class ProjectMemory {
     if (!head || !r) return { commits: 0, learned: 0, pairs: 0 };
     const t0 = performance.now();
     const out = await this.with(
-      (store) => replayHistory(store, this.root, { head, commits: opts.commits, maxFiles: opts.maxFiles, isIndexed: (f) => r.files.has(f), reread: opts.reread }),
+      (store) => replayHistory(store, this.root, { ...opts, head, isIndexed: (f) => r.files.has(f) }),
       Promise.resolve({ commits: 0, learned: 0, pairs: 0 }),
     );
     if (out.commits > 0) {

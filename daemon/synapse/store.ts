@@ -25,6 +25,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { DEFAULTS } from "../../shared/config.js";
 import { CodememError } from "../../shared/errors.js";
 import { prepareFile, SQLITE_SIDECARS } from "../../shared/own-files.js";
 
@@ -49,8 +50,17 @@ export interface SynapseParams {
   frontier: number;
   /** Strongest edges followed out of each node during spreading activation. */
   fanout: number;
-  /** Factor per commit of the project's history by which co-change evidence ages. */
+  /**
+   * Factor by which a file's co-change evidence ages per commit of its own history (historyDecayOf
+   * of `[synapses] history_half_life`): a partner it last changed with many of its commits ago fades,
+   * one it changed with lately weighs fully, however busy the rest of the project was meanwhile.
+   */
   historyDecay: number;
+  /**
+   * Factor by which all co-change evidence ages per commit of the project (`[synapses]
+   * history_project_half_life`): a pair neither file has changed in since the code moved on fades.
+   */
+  historyProjectDecay: number;
 }
 
 export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
@@ -64,8 +74,25 @@ export const SYNAPSE_PARAMS: Readonly<SynapseParams> = Object.freeze({
   hopDamping: 0.6,
   frontier: 16,
   fanout: 32,
-  historyDecay: 0.995,
+  historyDecay: historyDecayOf(DEFAULTS.synapses.historyHalfLife),
+  historyProjectDecay: historyDecayOf(DEFAULTS.synapses.historyProjectHalfLife),
 });
+
+/** How co-change evidence ages: factors per commit of a file (`file`) and of the project (`project`). */
+export interface HistoryAgeing {
+  file: number;
+  project: number;
+}
+
+/** The ageing factor per commit for a half-life in commits. */
+export function historyDecayOf(halfLife: number): number {
+  return Math.pow(0.5, 1 / halfLife);
+}
+
+/** How an ageing is recorded with what it taught (exact: the factors as JSON numbers). */
+function ageingKey(a: HistoryAgeing): string {
+  return JSON.stringify([a.file, a.project]);
+}
 
 export interface SynapseNeighbor {
   id: string;
@@ -127,20 +154,32 @@ CREATE INDEX IF NOT EXISTS synapses_b_weight ON synapses(b, weight);
 ${degrees("synapses", "synapse_nodes")}
 CREATE TABLE IF NOT EXISTS synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Co-change learned from the repository's history, beside (not inside) the session synapses: it ages
--- with the project's commits, not with wall-clock time. score = Σ over the commits that changed both
--- files of share · g^(tick − base), share = 1 / (files in the commit − 1), g = 1 / historyDecay; its
--- value today is score · historyDecay^(clock − base) (one multiply at read time, no per-commit UPDATE).
+-- with each file's own commits and with the project's, not with wall-clock time. Seen from a,
+-- score_a = Σ over the commits that changed both files of share · g^(tick_a − base_a) · G^(clock − base),
+-- share = 1 / (files in the commit − 1), g = 1 / historyDecay, tick_a a's learned commits up to that
+-- one, G = 1 / historyProjectDecay, clock the project's commits read; its value today is
+-- score_a · age_a · project age (cochange_clocks, synapse_meta): multiplies at read time, no UPDATE
+-- of the pairs per commit.
 CREATE TABLE IF NOT EXISTS cochange (
   a       TEXT    NOT NULL,
   b       TEXT    NOT NULL,
-  score   REAL    NOT NULL,
+  score_a REAL    NOT NULL,           -- the evidence as a's history ages it
+  score_b REAL    NOT NULL,           -- and as b's does
   commits INTEGER NOT NULL,           -- commits that changed both
   last_at INTEGER NOT NULL,           -- ms epoch of the latest such commit
   PRIMARY KEY (a, b)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS cochange_a_score ON cochange(a, score);
-CREATE INDEX IF NOT EXISTS cochange_b_score ON cochange(b, score);
+CREATE INDEX IF NOT EXISTS cochange_a_score ON cochange(a, score_a);
+CREATE INDEX IF NOT EXISTS cochange_b_score ON cochange(b, score_b);
 ${degrees("cochange", "cochange_nodes")}
+-- Each file's history clock: its learned commits (tick), the tick its scores are relative to, and
+-- age = historyDecay^(tick − base), the factor that turns a stored score into today's value.
+CREATE TABLE IF NOT EXISTS cochange_clocks (
+  id    TEXT    PRIMARY KEY,
+  tick  INTEGER NOT NULL,
+  base  INTEGER NOT NULL,
+  age   REAL    NOT NULL
+) WITHOUT ROWID;
 -- What was active when (the last activation of each node): the working set of the sessions under way,
 -- read as the focus of recall. Rows a week old are dropped by decay.
 CREATE TABLE IF NOT EXISTS activity (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
@@ -167,25 +206,27 @@ ON CONFLICT (a, b) DO UPDATE SET
   source  = coalesce(excluded.source, source)`;
 
 const SQL_COCHANGE = `
-INSERT INTO cochange (a, b, score, commits, last_at) VALUES (@a, @b, @inc, 1, @at)
-ON CONFLICT (a, b) DO UPDATE SET score = score + @inc, commits = commits + 1, last_at = max(last_at, excluded.last_at)`;
+INSERT INTO cochange (a, b, score_a, score_b, commits, last_at) VALUES (@a, @b, @incA, @incB, 1, @at)
+ON CONFLICT (a, b) DO UPDATE SET score_a = score_a + @incA, score_b = score_b + @incB, commits = commits + 1, last_at = max(last_at, excluded.last_at)`;
+// One more learned commit of a file: its tick advances and its scores age by one step.
+const SQL_TICK = `
+INSERT INTO cochange_clocks (id, tick, base, age) VALUES (@id, 1, 0, @decay)
+ON CONFLICT (id) DO UPDATE SET tick = tick + 1, age = age * @decay
+RETURNING tick, base`;
 
 const SQL_DECAY = `UPDATE synapses SET weight = weight * CASE WHEN ltp = 1 THEN @ltpFactor ELSE @factor END`;
 const SQL_PRUNE = `DELETE FROM synapses WHERE weight < @threshold`;
 /**
- * The strongest pairs of node @id in `table` (stored once with a < b), with `columns`, ordered by
- * the first (ties by id, so a cut at the limit is the same every time): two ordered index range
- * scans merged under a LIMIT, whichever side @id is on.
+ * The strongest pairs of node @id in `table` (stored once with a < b), with the columns `columns`
+ * names seen from @id's side, ordered by `order` (ties by id, so a cut at the limit is the same
+ * every time): two ordered index range scans merged under a LIMIT, whichever side @id is on.
  */
-const pairsOf = (table: string, columns: string) => {
-  const order = columns.split(",")[0].trim();
-  return `
-SELECT id, ${columns} FROM (
-  SELECT b AS id, ${columns} FROM ${table} WHERE a = @id
+const pairsOf = (table: string, order: string, columns: (side: "a" | "b") => string) => `
+SELECT * FROM (
+  SELECT b AS id, ${columns("a")} FROM ${table} WHERE a = @id
   UNION ALL
-  SELECT a AS id, ${columns} FROM ${table} WHERE b = @id
+  SELECT a AS id, ${columns("b")} FROM ${table} WHERE b = @id
 ) ORDER BY ${order} DESC, id LIMIT @limit`;
-};
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
   SELECT a AS id, weight FROM synapses UNION ALL SELECT b AS id, weight FROM synapses
@@ -196,12 +237,16 @@ SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
 const META_CLOCK = "decay_clock";
 const META_LAST_DECAY = "last_decay_at";
 const ACTIVITY_KEPT_MS = 7 * 24 * 3600 * 1000;
-// History clock: commits read so far (ticks), the tick scores are relative to, and the newest commit read.
+// The newest commit history replay has read, and the ageing factor its scores were learned with.
+const META_HISTORY_HEAD = "history_head";
+const META_HISTORY_DECAY = "history_decay";
+// The project's history clock: commits read (ticks), the tick scores are relative to, and the age
+// factor historyProjectDecay^(clock − base) that reads them as of today.
 const META_HISTORY_CLOCK = "history_clock";
 const META_HISTORY_BASE = "history_base";
-const META_HISTORY_HEAD = "history_head";
-// Scores grow as g^(tick − base); past this many ticks they are rescaled (g^20000 ≈ e^100 at 0.995).
-const HISTORY_RESCALE_TICKS = 20_000;
+const META_HISTORY_AGE = "history_age";
+// Scores grow as g^(tick − base); a file's are rescaled before they pass e^100.
+const HISTORY_RESCALE_LOG = 100;
 
 /**
  * Sources of the edges learned from answers' lists before answers stopped teaching (engine.ts,
@@ -219,6 +264,19 @@ function unlearnAnswers(db: Database.Database): void {
   db.transaction(() => {
     const { changes } = db.prepare(`DELETE FROM synapses WHERE source IN (${ANSWER_SOURCES.map(() => "?").join(", ")})`).run(...ANSWER_SOURCES);
     db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`).run(META_ANSWERS_UNLEARNED, String(changes));
+  }).immediate();
+}
+
+/**
+ * A store written before co-change aged by each file's own commits (one score per pair, aged by the
+ * project's commits) forgets its history once; the next build reads it again (replayHistory).
+ */
+function forgetOldHistory(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('cochange')`).all();
+  if (!columns.some((c) => c.name === "score")) return;
+  db.transaction(() => {
+    db.exec(`DROP TABLE cochange; DELETE FROM cochange_nodes; DELETE FROM history_commits;
+      DELETE FROM synapse_meta WHERE key IN ('${META_HISTORY_CLOCK}', '${META_HISTORY_BASE}', '${META_HISTORY_HEAD}')`);
   }).immediate();
 }
 
@@ -262,7 +320,7 @@ export class SynapseStore {
       reinforce: db.prepare(SQL_REINFORCE),
       decay: db.prepare(SQL_DECAY),
       prune: db.prepare(SQL_PRUNE),
-      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(pairsOf("synapses", "weight")),
+      strongestOf: db.prepare<{ id: string; limit: number }, { id: string; weight: number }>(pairsOf("synapses", "weight", () => "weight")),
       degree: db.prepare<[string], { degree: number }>(`SELECT degree FROM synapse_nodes WHERE id = ?`),
       getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM synapse_meta WHERE key = ?`),
       setMeta: db.prepare(`INSERT INTO synapse_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
@@ -277,16 +335,28 @@ export class SynapseStore {
       nodes: db.prepare<[], { nodes: number }>(`SELECT count(*) AS nodes FROM synapse_nodes`),
       hubs: db.prepare<[number], { id: string; degree: number; strength: number }>(SQL_HUBS),
       cochange: db.prepare(SQL_COCHANGE),
-      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; commits: number }>(pairsOf("cochange", "score, commits")),
-      strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
-        `SELECT a, b, score, commits FROM cochange ORDER BY score DESC, a, b LIMIT ?`,
+      // score: the pair as @id's history ages it; other: as the partner's does.
+      cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; other: number; commits: number }>(
+        pairsOf("cochange", "score", (side) => `score_${side} AS score, score_${side === "a" ? "b" : "a"} AS other, commits`),
       ),
+      // A pair's strength is the larger of its two files' views.
+      strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
+        `SELECT c.a, c.b, max(c.score_a * ca.age, c.score_b * cb.age) AS score, c.commits FROM cochange c
+         JOIN cochange_clocks ca ON ca.id = c.a JOIN cochange_clocks cb ON cb.id = c.b ORDER BY score DESC, c.a, c.b LIMIT ?`,
+      ),
+      tick: db.prepare<{ id: string; decay: number }, { tick: number; base: number }>(SQL_TICK),
+      ageOf: db.prepare<[string], { age: number }>(`SELECT age FROM cochange_clocks WHERE id = ?`),
       cochangeDegree: db.prepare<[string], { degree: number }>(`SELECT degree FROM cochange_nodes WHERE id = ?`),
       degrees: db.prepare<{ id: string }, { degree: number }>(
         `SELECT coalesce((SELECT degree FROM synapse_nodes WHERE id = @id), 0) + coalesce((SELECT degree FROM cochange_nodes WHERE id = @id), 0) AS degree`,
       ),
       commitSeen: db.prepare(`INSERT INTO history_commits (sha, at, files, learned) VALUES (?, ?, ?, ?) ON CONFLICT (sha) DO NOTHING`),
-      rescale: db.prepare(`UPDATE cochange SET score = score * ?`),
+      rescale: db.prepare<{ id: string; factor: number }>(
+        `UPDATE cochange SET score_a = CASE WHEN a = @id THEN score_a * @factor ELSE score_a END,
+           score_b = CASE WHEN b = @id THEN score_b * @factor ELSE score_b END WHERE a = @id OR b = @id`,
+      ),
+      rebase: db.prepare(`UPDATE cochange_clocks SET base = tick, age = 1 WHERE id = ?`),
+      rescaleAll: db.prepare<{ factor: number }>(`UPDATE cochange SET score_a = score_a * @factor, score_b = score_b * @factor`),
       pairEvidence: db.prepare<{ a: string; b: string }, { count: number | null; s_at: number | null; commits: number | null; h_at: number | null }>(
         `SELECT s.count AS count, s.last_at AS s_at, c.commits AS commits, c.last_at AS h_at
          FROM (SELECT 1) LEFT JOIN synapses s ON s.a = @a AND s.b = @b LEFT JOIN cochange c ON c.a = @a AND c.b = @b`,
@@ -312,6 +382,7 @@ export class SynapseStore {
       // Checkpoints run deferred, off the reinforce call (see afterWrite); SQLite's own automatic
       // checkpoint stays only as a backstop for a process that never yields, at 64 MiB of WAL.
       db.pragma("wal_autocheckpoint = 16384");
+      forgetOldHistory(db);
       db.exec(SCHEMA);
       unlearnAnswers(db);
     } catch (err) {
@@ -393,18 +464,22 @@ export class SynapseStore {
   }
 
   /**
-   * Learns commits of the project's history, oldest first: each commit not seen before advances the
-   * history clock by one tick; one that changed between 2 and `maxFiles` project files adds to every
-   * pair of its indexed files a share 1/(n − 1) of a co-change (n indexed files), so a pair changed
-   * alone together weighs most. Commits already recorded are skipped: replaying again adds nothing.
+   * Learns commits of the project's history, oldest first: each commit not seen before is one tick
+   * of the project's clock; one that changed between 2 and `maxFiles` project files adds to every
+   * pair of its n indexed files a share 1/(n − 1) of a co-change (a pair changed alone together
+   * weighs most), and is one more tick of each of those files' clocks: evidence ages with each
+   * file's own commits and with the project's. Commits already recorded are skipped: replaying
+   * again adds nothing.
    */
-  learnHistory(commits: LearnedCommit[], opts: { maxFiles: number; head?: string }): { commits: number; learned: number; pairs: number } {
+  learnHistory(commits: LearnedCommit[], opts: { maxFiles: number; head?: string; ageing?: HistoryAgeing }): { commits: number; learned: number; pairs: number } {
     let seen = 0;
     let learned = 0;
     let pairs = 0;
-    const g = 1 / this.params.historyDecay;
+    const ageing = opts.ageing ?? this.ageing();
+    const rescaleAt = (decay: number) => HISTORY_RESCALE_LOG / Math.log(1 / decay); // no ageing (1): never
     this.db
       .transaction(() => {
+        this.stmts.initMeta.run(META_HISTORY_DECAY, ageingKey(ageing));
         let clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
         let base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
         for (const c of commits) {
@@ -413,23 +488,26 @@ export class SynapseStore {
           if (this.stmts.commitSeen.run(c.sha, c.at, c.files, learn ? 1 : 0).changes === 0) continue;
           seen++;
           clock++;
-          if (clock - base > HISTORY_RESCALE_TICKS) {
-            this.stmts.rescale.run(Math.pow(this.params.historyDecay, clock - base));
+          if (clock - base > rescaleAt(ageing.project)) {
+            this.stmts.rescaleAll.run({ factor: Math.pow(ageing.project, clock - base) });
             base = clock;
           }
           if (!learn) continue;
           learned++;
-          const inc = Math.pow(g, clock - base) / (ids.length - 1);
+          const project = Math.pow(1 / ageing.project, clock - base) / (ids.length - 1);
+          const inc = new Map<string, number>();
+          for (const id of ids) inc.set(id, this.tickOf(id, ageing.file, rescaleAt(ageing.file)) * project);
           for (let i = 0; i < ids.length; i++) {
             for (let j = i + 1; j < ids.length; j++) {
               const [a, b] = ordered(ids[i], ids[j]);
-              this.stmts.cochange.run({ a, b, inc, at: c.at });
+              this.stmts.cochange.run({ a, b, incA: inc.get(a)!, incB: inc.get(b)!, at: c.at });
               pairs++;
             }
           }
         }
         this.stmts.setMeta.run(META_HISTORY_CLOCK, String(clock));
         this.stmts.setMeta.run(META_HISTORY_BASE, String(base));
+        this.stmts.setMeta.run(META_HISTORY_AGE, String(Math.pow(ageing.project, clock - base)));
         if (opts.head) this.stmts.setMeta.run(META_HISTORY_HEAD, opts.head);
       })
       .immediate();
@@ -440,12 +518,37 @@ export class SynapseStore {
     return { commits: seen, learned, pairs };
   }
 
+  /** Advances a file's history clock by one commit; g^(tick − base), what its new evidence is worth in its stored scores. */
+  private tickOf(id: string, decay: number, rescaleAt: number): number {
+    let { tick, base } = this.stmts.tick.get({ id, decay })!;
+    if (tick - base > rescaleAt) {
+      this.stmts.rescale.run({ id, factor: Math.pow(decay, tick - base) });
+      this.stmts.rebase.run(id);
+      base = tick;
+    }
+    return Math.pow(1 / decay, tick - base);
+  }
+
+  /**
+   * Whether what was learned from history was aged as `ageing` says (or nothing was): scores
+   * learned with other half-lives mean nothing under these, and are read again.
+   */
+  historyFits(ageing = this.ageing()): boolean {
+    const learned = this.stmts.getMeta.get(META_HISTORY_DECAY)?.value;
+    return learned === undefined || learned === ageingKey(ageing);
+  }
+
+  /** The store's own history ageing (its parameters). */
+  private ageing(): HistoryAgeing {
+    return { file: this.params.historyDecay, project: this.params.historyProjectDecay };
+  }
+
   /** Drops everything learned from history (the session synapses stay). */
   forgetHistory(): void {
     this.db
       .transaction(() => {
-        this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM history_commits`);
-        for (const key of [META_HISTORY_CLOCK, META_HISTORY_BASE, META_HISTORY_HEAD]) this.stmts.deleteMeta.run(key);
+        this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM cochange_clocks; DELETE FROM history_commits`);
+        for (const key of [META_HISTORY_HEAD, META_HISTORY_DECAY, META_HISTORY_CLOCK, META_HISTORY_BASE, META_HISTORY_AGE]) this.stmts.deleteMeta.run(key);
       })
       .immediate();
   }
@@ -461,22 +564,33 @@ export class SynapseStore {
   }
 
   /**
-   * Co-change weight today: commits changed together count as co-activations of the Hebbian rule,
-   * w = 1 − (1 − lr)^s, s the aged score (a pair changed alone together twice: 1 − 0.85² = 0.28).
+   * Co-change weight today as `id`'s history ages it: commits changed together count as
+   * co-activations of the Hebbian rule, w = 1 − (1 − lr)^s, s the aged score (a pair changed alone
+   * together twice, lately: 1 − 0.85² = 0.28).
    */
-  private historyWeight(): (score: number) => number {
-    const clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
-    const base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
-    const age = Math.pow(this.params.historyDecay, clock - base);
+  private historyWeight(id: string): (score: number) => number {
+    const age = this.ageOf(id) * this.projectAge();
     const keep = 1 - this.params.learningRate;
     return (score) => 1 - Math.pow(keep, score * age);
   }
 
+  /** The factor that ages a file's stored co-change scores to today's value (1 before its first commit). */
+  private ageOf(id: string): number {
+    return this.stmts.ageOf.get(id)?.age ?? 1;
+  }
+
+  /** The factor that ages every stored co-change score by the project's commits since. */
+  private projectAge(): number {
+    return Number(this.stmts.getMeta.get(META_HISTORY_AGE)?.value ?? 1);
+  }
+
   /**
    * The strongest associations of `id`, sessions and history together: a pair known both ways
-   * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees.
+   * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees. w_history is
+   * the pair as `id`'s history ages it, or given `ages`, the weaker of that and its partner's view
+   * (each partner's age factor read once per recall through `ages`).
    */
-  private edgesOf(id: string, toWeight: (score: number) => number): { degree: number; edges: { id: string; weight: number }[] } {
+  private edgesOf(id: string, ages?: Map<string, number>): { degree: number; edges: { id: string; weight: number }[] } {
     const sessions = this.stmts.degree.get(id)?.degree ?? 0;
     const history = this.stmts.cochangeDegree.get(id)?.degree ?? 0;
     const degree = sessions + history;
@@ -488,8 +602,16 @@ export class SynapseStore {
       for (const e of this.stmts.strongestOf.all({ id, limit })) merged.set(e.id, e.weight);
     }
     if (history > 0) {
+      const toWeight = this.historyWeight(id);
+      const keep = 1 - this.params.learningRate;
+      const project = this.projectAge();
       for (const e of this.stmts.cochangeOf.all({ id, limit })) {
-        const w = toWeight(e.score);
+        let w = toWeight(e.score);
+        if (ages) {
+          let age = ages.get(e.id);
+          if (age === undefined) ages.set(e.id, (age = this.ageOf(e.id)));
+          w = Math.min(w, 1 - Math.pow(keep, e.other * age * project));
+        }
         merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
       }
     }
@@ -512,7 +634,7 @@ export class SynapseStore {
    * aged weight of at least `minWeight`, strongest first.
    */
   historyPartners(id: string, opts: { limit: number; minCommits: number; minWeight: number }): { id: string; commits: number; weight: number }[] {
-    const toWeight = this.historyWeight();
+    const toWeight = this.historyWeight(id);
     return this.stmts.cochangeOf
       .all({ id, limit: opts.limit * 4 })
       .map((r) => ({ id: r.id, commits: r.commits, weight: toWeight(r.score) }))
@@ -601,10 +723,13 @@ export class SynapseStore {
     type Acc = { activation: number; depth: number; via: string; best: number };
     const acc = new Map<string, Acc>();
     const degrees = new Map<string, number>();
-    const toWeight = this.historyWeight();
+    const ages = new Map<string, number>();
     const spread = (from: string, fromActivation: number, atDepth: number): void => {
       // Only the strongest edges of a node spread: each one left out adds less than any kept one.
-      const { degree, edges } = this.edgesOf(from, toWeight);
+      // The first hop is the seed's history: what it changed with lately. Beyond it a link is as
+      // current as the weaker of its ends says: a hub's partners have aged for the hub (it has
+      // changed with everything since), so the hub does not gather back from each of them.
+      const { degree, edges } = this.edgesOf(from, atDepth === 2 ? ages : undefined);
       if (degree === 0) return;
       degrees.set(from, degree);
       const scale = (fromActivation * hop) / Math.sqrt(degree);
@@ -662,8 +787,9 @@ export class SynapseStore {
 
   /** The `limit` strongest co-change pairs of the history, with their weight today. */
   strongestCoChange(limit: number): { a: string; b: string; weight: number; commits: number }[] {
-    const toWeight = this.historyWeight();
-    return this.stmts.strongestCoChange.all(Math.max(0, Math.floor(limit))).map((r) => ({ a: r.a, b: r.b, weight: toWeight(r.score), commits: r.commits }));
+    const keep = 1 - this.params.learningRate;
+    const project = this.projectAge();
+    return this.stmts.strongestCoChange.all(Math.max(0, Math.floor(limit))).map((r) => ({ a: r.a, b: r.b, weight: 1 - Math.pow(keep, r.score * project), commits: r.commits }));
   }
 
   /** The `limit` heaviest edges. */

@@ -188,3 +188,16 @@ describe("codemem trust and a shipped .codemem/store.json", () => {
     expect(resolveConfig(p.root, {}, env).store).toMatchObject({ dbUrl: "postgres://me@127.0.0.1:5432/mine", password: "pw" });
   });
 });
+
+describe("[synapses] history half-lives", () => {
+  it("default to 20 commits of the file and 700 of the project, are read from codemem.toml, and refuse what is not a positive integer", () => {
+    const p = project();
+    expect(resolveConfig(p.root, {}, {}).synapses).toMatchObject({ historyHalfLife: 20, historyProjectHalfLife: 700 });
+    fs.writeFileSync(path.join(p.root, "codemem.toml"), "[synapses]\nhistory_half_life = 5\nhistory_project_half_life = 90\n");
+    expect(resolveConfig(p.root, {}, {}).synapses).toMatchObject({ historyHalfLife: 5, historyProjectHalfLife: 90 });
+    for (const bad of ["history_half_life = 0", "history_half_life = 2.5", 'history_project_half_life = "long"', "history_project_half_life = -1"]) {
+      fs.writeFileSync(path.join(p.root, "codemem.toml"), `[synapses]\n${bad}\n`);
+      expect(codeOf(() => resolveConfig(p.root, {}, {})).code).toBe("CONFIG_INVALID");
+    }
+  });
+});

@@ -247,3 +247,80 @@ describe("stats and strongest", () => {
     expect(top[1]).toMatchObject({ a: "a", b: "c", count: 1, ltp: false });
   });
 });
+
+describe("co-change history ages with each file's own commits", () => {
+  const commit = (sha: string, ids: string[]) => ({ sha, at: T0, files: ids.length, ids });
+  const partners = (s: InstanceType<typeof SynapseStore>, id: string) => s.historyPartners(id, { limit: 10, minCommits: 1, minWeight: 0 });
+
+  it("a pair weighs as each file's history ages it, and as the project's does: a file that changed since sees it older than one that did not", () => {
+    const lam = SYNAPSE_PARAMS.historyDecay;
+    const P = SYNAPSE_PARAMS.historyProjectDecay;
+    store.learnHistory([commit("c1", ["s", "o"]), commit("c2", ["s", "o"]), commit("c3", ["s", "n"]), commit("c4", ["x", "y"])], { maxFiles: 30 });
+    // s changed three times: with o one and two of its commits ago (two and three of the project's), with n in its latest.
+    const fromS = partners(store, "s");
+    expect(fromS.map((p) => p.id)).toEqual(["o", "n"]);
+    expect(fromS[0].weight).toBeCloseTo(w(lam * P ** 2 + lam ** 2 * P ** 3), 12);
+    expect(fromS[1].weight).toBeCloseTo(w(P), 12);
+    // o changed with nothing since: its latest commit with s is its latest commit.
+    expect(partners(store, "o")[0].weight).toBeCloseTo(w(P ** 2 + lam * P ** 3), 12);
+    // The canvas's strongest pairs take the larger view.
+    expect(store.strongestCoChange(2)[0]).toMatchObject({ a: "o", b: "s", commits: 2 });
+    expect(store.strongestCoChange(2)[0].weight).toBeCloseTo(w(P ** 2 + lam * P ** 3), 12);
+  });
+
+  it("scores are rescaled before they overflow: 2,000 commits of one file at a half-life of one commit stay exact", () => {
+    const fast = SynapseStore.open(join(dir, "fast.db"), { historyDecay: 0.5, historyProjectDecay: 1 });
+    try {
+      fast.learnHistory(Array.from({ length: 2000 }, (_, i) => commit(`x${i}`, ["s", `f${i % 2}`])), { maxFiles: 30 });
+      fast.learnHistory([commit("last", ["s", "n"])], { maxFiles: 30 });
+      // f1 was in s's commits 1, 3, 5, … ago: Σ 0.5^(2k+1) = 2/3; f0 in 2, 4, …: 1/3; n: 1.
+      const got = partners(fast, "s");
+      expect(got.map((p) => p.id)).toEqual(["n", "f1", "f0"]);
+      expect(got[1].weight).toBeCloseTo(w(2 / 3), 9);
+      expect(got[2].weight).toBeCloseTo(w(1 / 3), 9);
+      expect(fast.historyFits({ file: 0.5, project: 1 })).toBe(true);
+      expect(fast.historyFits({ file: 0.5, project: SYNAPSE_PARAMS.historyProjectDecay })).toBe(false); // another half-life reads history again
+      expect(fast.historyFits({ file: SYNAPSE_PARAMS.historyDecay, project: 1 })).toBe(false);
+    } finally {
+      fast.close();
+    }
+  });
+
+  it("the project's clock is rescaled too: 2,000 commits at a project half-life of one commit stay exact", () => {
+    const fast = SynapseStore.open(join(dir, "fast.db"), { historyDecay: 1, historyProjectDecay: 0.5 });
+    try {
+      fast.learnHistory(Array.from({ length: 2000 }, (_, i) => commit(`x${i}`, ["a", "b"])), { maxFiles: 30 });
+      fast.learnHistory([commit("last", ["a", "c"])], { maxFiles: 30 });
+      const got = partners(fast, "a");
+      expect(got.map((p) => p.id)).toEqual(["b", "c"]);
+      expect(got[0].weight).toBeCloseTo(w(1), 9); // Σ 0.5^k, k = 1…2000
+      expect(got[1].weight).toBeCloseTo(w(1), 9);
+      expect(partners(fast, "c")[0].weight).toBeCloseTo(w(1), 9);
+    } finally {
+      fast.close();
+    }
+  });
+
+  it("a store whose co-change aged by the project's commits forgets it once; the next build reads the history again", async () => {
+    const file = join(dir, "old.db");
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(file);
+    db.exec(`CREATE TABLE synapse_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE cochange (a TEXT NOT NULL, b TEXT NOT NULL, score REAL NOT NULL, commits INTEGER NOT NULL, last_at INTEGER NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
+      CREATE TABLE cochange_nodes (id TEXT PRIMARY KEY, degree INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE history_commits (sha TEXT PRIMARY KEY, at INTEGER NOT NULL, files INTEGER NOT NULL, learned INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO cochange VALUES ('a', 'b', 3.0, 3, 0); INSERT INTO cochange_nodes VALUES ('a', 1), ('b', 1);
+      INSERT INTO history_commits VALUES ('c1', 0, 2, 1);
+      INSERT INTO synapse_meta VALUES ('history_head', 'c1'), ('history_clock', '1'), ('history_base', '0')`);
+    db.close();
+    const s = SynapseStore.open(file);
+    try {
+      expect(s.historyHead()).toBeUndefined();
+      expect(s.historyStats()).toEqual({ commits: 0, learned: 0, edges: 0 });
+      s.learnHistory([commit("c1", ["a", "b"])], { maxFiles: 30 });
+      expect(partners(s, "a")).toEqual([{ id: "b", commits: 1, weight: w(1) }]);
+    } finally {
+      s.close();
+    }
+  });
+});

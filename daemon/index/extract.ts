@@ -99,7 +99,7 @@ export class Extractor {
     const found: Found[] = [];
     // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
     const defined = new Map<number, { pattern: number; at: number }>();
-    const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
+    const callSites: { start: number; name: string; receiver?: string; args?: number; line: number }[] = [];
     const locals: Binding[] = [];
     const declares: { name: string; line: number }[] = [];
     for (const m of query.matches(root)) {
@@ -138,7 +138,7 @@ export class Extractor {
           before.pattern = m.patternIndex;
         }
       } else if (call && callName && (!spec.isCall || spec.isCall(call))) {
-        callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, line: call.startPosition.row + 1 });
+        callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, args: spec.callArity?.(call), line: call.startPosition.row + 1 });
       }
     }
     found.sort((a, b) => a.start - b.start || b.end - a.end);
@@ -260,6 +260,7 @@ export class Extractor {
       const receiverType = c.receiver ? scopes.rewrite(c.receiver, caller, c.start) : undefined;
       if (receiverType) call.receiverType = receiverType;
       if (!c.receiver && scopes.shadows(caller, c.name)) call.shadowed = true;
+      if (c.args !== undefined) call.args = c.args;
       calls.push(call);
     }
 

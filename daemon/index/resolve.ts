@@ -563,7 +563,7 @@ export class GraphResolver {
       for (const c of ex.calls) {
         const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
         const target = this.callTarget(fi, c, callerId);
-        if (target) add(callerId, target, "calls");
+        if (target) for (const t of this.overloadsOf(fi, target, c.args)) add(callerId, t, "calls");
       }
     } finally {
       this.current = undefined;
@@ -580,6 +580,8 @@ export class GraphResolver {
     if (!recv) {
       const builtin = fi.spec.builtins?.has(c.name);
       if (c.name === "super" && !builtin) return this.baseConstructor(this.enclosingType(callerId));
+      // Java's `this(…)`: another constructor of the class.
+      if (c.name === "this" && selfNames.includes("this")) return this.enclosingType(callerId);
       // A name the caller binds (a parameter, a local, a nested helper) is none of the project's definitions.
       if (c.shadowed) return undefined;
       const t = implicitSelf ? this.enclosingType(callerId) : undefined;
@@ -608,6 +610,41 @@ export class GraphResolver {
     // A receiver of unknown type: a method defined once in the project, never a top-level function.
     if (TOO_COMMON.has(c.name) || c.name.length <= 3 || fi.spec.moduleReceivers) return undefined;
     return this.unique(c.name, fi.family, false, false, true);
+  }
+
+  /**
+   * The overloads a call with `args` arguments may mean (`LanguageSpec.overloads`): the methods of
+   * the target's name taking that many in the class the target belongs to, else in its bases, nearest
+   * first; none when no method of the name takes that many. Never another class's method.
+   */
+  private overloadsOf(fi: FileState, target: string, args: number | undefined): string[] {
+    const info = this.nodes.get(target);
+    if (!fi.spec.overloads || args === undefined || info?.type !== "method" || !info.parent) return [target];
+    const seen = new Set<string>();
+    let level = [info.parent];
+    for (let depth = 0; level.length && depth <= 4; depth++) {
+      const fits: string[] = [];
+      const next: string[] = [];
+      for (const typeId of level) {
+        if (seen.has(typeId)) continue;
+        seen.add(typeId);
+        this.dep("m:", typeId, "\0", info.name);
+        for (const m of this.members.get(typeId)?.get(info.name) ?? []) if (this.takes(m.id, args)) fits.push(m.id);
+        this.dep("t:", typeId);
+        next.push(...(this.baseIds.get(typeId) ?? []));
+      }
+      if (fits.length) return fits.sort();
+      level = next;
+    }
+    return [];
+  }
+
+  /** Whether a method takes `args` arguments (no parameter types written: none; a varargs one takes any number from there). */
+  private takes(id: string, args: number): boolean {
+    const info = this.nodes.get(id);
+    if (info?.type !== "method" || info.index === undefined) return false;
+    const params = this.files.get(info.file)?.ex.defs[info.index].paramTypes ?? [];
+    return params.at(-1)?.endsWith("...") ? args >= params.length - 1 : args === params.length;
   }
 
   /** A member of what a receiver evaluated to. */
@@ -678,7 +715,7 @@ export class GraphResolver {
         // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
         const m = this.memberOfValue(fi, cur, name);
         cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
-      } else cur = cur.kind === "type" ? this.fieldValue(cur.id, name, depth) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
+      } else cur = cur.kind === "type" ? (this.fieldValue(cur.id, name, depth) ?? this.nestedType(cur.id, name)) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
     }
     return cur;
   }
@@ -738,8 +775,18 @@ export class GraphResolver {
     if (!target) {
       const global = this.importedGlobal(fi, name, depth);
       if (global) return global;
+      // A bare name where methods name their class's members bare (Java) may be a field the class inherits or declares below.
+      const t = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined;
+      const field = t ? this.fieldValue(t, name, depth) : undefined;
+      if (field) return field;
     }
     return builtins?.has(name) || this.outsideName(fi, name) ? OUTSIDE : undefined;
+  }
+
+  /** A type declared inside another (Java's `Document.OutputSettings`). */
+  private nestedType(typeId: string, name: string): Value | undefined {
+    const m = this.member(typeId, name);
+    return m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : undefined;
   }
 
   /** A variable another file of the project binds at file level and this one imports (`from .globals import current_app`). */
@@ -1019,6 +1066,10 @@ export class GraphResolver {
       if (target.spec.directoryScope) {
         const hit = this.dirName(target.family, target.dir, name);
         if (hit) return hit;
+        // An import of a class's member: Java's `import static a.b.C.m`, a nested class `a.b.C.Inner`.
+        const cls = this.fileTop(p, spec.slice(spec.lastIndexOf(".") + 1));
+        const member = cls && CLASS_LIKE.has(this.nodes.get(cls)?.type ?? "") ? this.memberOf(cls, name) : undefined;
+        if (member) return member;
         continue;
       }
       const direct = this.fileTop(p, name) ?? this.tableMember(p, name);

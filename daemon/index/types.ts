@@ -43,6 +43,8 @@ export interface RawCall {
   receiverType?: string;
   /** A call without receiver of a name the caller binds itself (a parameter, a local, a nested function): none of the project's. */
   shadowed?: boolean;
+  /** Its argument count, in a language choosing overloads by it (`LanguageSpec.callArity`). */
+  args?: number;
   line: number;
 }
 

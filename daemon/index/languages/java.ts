@@ -12,7 +12,47 @@ const QUERY = `
 (method_invocation object: (_) @call.receiver name: (identifier) @call.name) @call
 (method_invocation !object name: (identifier) @call.name) @call
 (object_creation_expression type: (type_identifier) @call.name) @call
+(object_creation_expression type: (generic_type . (type_identifier) @call.name)) @call
+(object_creation_expression type: (scoped_type_identifier (type_identifier) @call.name .)) @call
+(explicit_constructor_invocation constructor: [(this) (super)] @call.name) @call
+(local_variable_declaration type: (_) @local.type declarator: (variable_declarator name: (identifier) @local.name) (#not-eq? @local.type "var"))
+(local_variable_declaration type: (type_identifier) @_var declarator: (variable_declarator name: (identifier) @local.name value: (_) @local.value) (#eq? @_var "var"))
+(field_declaration type: (_) @local.type declarator: (variable_declarator name: (identifier) @local.name))
+(formal_parameter type: (_) @local.type name: (identifier) @local.name)
+(spread_parameter (variable_declarator name: (identifier) @local.name))
+(catch_formal_parameter (catch_type) @local.type name: (identifier) @local.name)
+(enhanced_for_statement type: (_) @local.type name: (identifier) @local.name (#not-eq? @local.type "var"))
+(enhanced_for_statement type: (type_identifier) @_var name: (identifier) @local.name (#eq? @_var "var"))
+(resource type: (_) @local.type name: (identifier) @local.name (#not-eq? @local.type "var"))
+(resource type: (type_identifier) @_var name: (identifier) @local.name value: (_) @local.value (#eq? @_var "var"))
+(instanceof_expression right: (_) @local.type name: (identifier) @local.name)
+(lambda_expression parameters: (identifier) @local.name)
+(inferred_parameters (identifier) @local.name)
 `;
+
+/**
+ * java.lang's types (visible without an import) and the JDK's everyday ones: a receiver of one the
+ * project does not define calls nothing of the project.
+ */
+const BUILTINS = new Set(["String", "Object", "StringBuilder", "StringBuffer", "CharSequence", "Integer", "Long", "Short", "Byte", "Character", "Boolean", "Double", "Float", "Number", "Math", "StrictMath", "System", "Thread", "ThreadLocal", "Class", "ClassLoader", "Enum", "Record", "Iterable", "Comparable", "Runnable", "AutoCloseable", "Appendable", "Readable", "Cloneable", "Throwable", "Exception", "Error", "RuntimeException", "IllegalArgumentException", "IllegalStateException", "NullPointerException", "UnsupportedOperationException", "IndexOutOfBoundsException", "ArrayIndexOutOfBoundsException", "ClassCastException", "ArithmeticException", "NumberFormatException", "InterruptedException", "CloneNotSupportedException", "AssertionError", "OutOfMemoryError", "StackOverflowError", "Runtime", "Process", "ProcessBuilder", "StackTraceElement", "Void", "Override", "Deprecated", "SuppressWarnings", "FunctionalInterface", "SafeVarargs"]);
+
+/** A call's argument count (comments are no arguments): an overloaded method is chosen by it. */
+function callArity(call: TSNode): number | undefined {
+  const args = call.childForFieldName("arguments");
+  return args ? args.namedChildren.filter((a) => a && !a.type.endsWith("comment")).length : undefined;
+}
+
+/** A method's or constructor's parameter types by position, a varargs one ending in `...`. */
+function paramTypes(def: TSNode): string[] | undefined {
+  const params = def.childForFieldName("parameters");
+  if (!params) return undefined;
+  const out: string[] = [];
+  for (const p of params.namedChildren) {
+    if (p?.type === "formal_parameter") out.push(p.childForFieldName("type")?.text ?? "?");
+    else if (p?.type === "spread_parameter") out.push(`${p.namedChildren.find((c) => c && c.type !== "variable_declarator" && !c.type.endsWith("annotation") && c.type !== "modifiers")?.text ?? "?"}...`);
+  }
+  return out;
+}
 
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
@@ -41,6 +81,11 @@ export const java: LanguageSpec = {
     return out;
   },
   imports: importsOf,
+  returnType: (def) => (def.type === "method_declaration" ? def.childForFieldName("type")?.text : undefined),
+  paramTypes,
+  callArity,
+  overloads: true,
+  builtins: BUILTINS,
   packageName(root) {
     const p = root.namedChildren.find((c) => c?.type === "package_declaration");
     return p?.namedChildren[0]?.text;

@@ -65,6 +65,13 @@ export interface LanguageSpec {
    * parameter's (contextual typing).
    */
   contextualParam?(name: TSNode): { callee: string; arg: number; param: number } | undefined;
+  /** A call's argument count, where the language chooses among overloads by it. */
+  callArity?(call: TSNode): number | undefined;
+  /**
+   * Methods of one name in one class are overloads told apart by their parameters (Java): a call
+   * links to the class's ones taking its argument count (`paramTypes`, a varargs one ending in `...`).
+   */
+  overloads?: boolean;
   /** Names the language defines everywhere (`Object`, `dict`, `len`): a receiver or call of one the project does not define is no call of the project. */
   builtins?: ReadonlySet<string>;
   /** The receiver type of a method declared outside its type (Go), if any. */

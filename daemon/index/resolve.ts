@@ -5,6 +5,7 @@ import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
+import { isFinalType, isPrimitive, isTypeVariable, literalFit, paramType } from "./overloads.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -563,7 +564,7 @@ export class GraphResolver {
       for (const c of ex.calls) {
         const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
         const target = this.callTarget(fi, c, callerId);
-        if (target) for (const t of this.overloadsOf(fi, target, c.args)) add(callerId, t, "calls");
+        if (target) for (const t of this.overloadsOf(fi, c, callerId, target)) add(callerId, t, "calls");
       }
     } finally {
       this.current = undefined;
@@ -617,8 +618,9 @@ export class GraphResolver {
    * the target's name taking that many in the class the target belongs to, else in its bases, nearest
    * first; none when no method of the name takes that many. Never another class's method.
    */
-  private overloadsOf(fi: FileState, target: string, args: number | undefined): string[] {
+  private overloadsOf(fi: FileState, c: FileExtract["calls"][number], callerId: string, target: string): string[] {
     const info = this.nodes.get(target);
+    const args = c.args?.length ?? (fi.spec.overloads ? 0 : undefined);
     if (!fi.spec.overloads || args === undefined || info?.type !== "method" || !info.parent) return [target];
     const seen = new Set<string>();
     let level = [info.parent];
@@ -633,10 +635,77 @@ export class GraphResolver {
         this.dep("t:", typeId);
         next.push(...(this.baseIds.get(typeId) ?? []));
       }
-      if (fits.length) return fits.sort();
+      if (fits.length) return fits.length > 1 && c.args?.length ? this.byArgTypes(fi, c.caller, callerId, fits.sort(), c.args) : fits.sort();
       level = next;
     }
     return [];
+  }
+
+  /** Of overloads taking as many arguments as a call passes, those its arguments' known types fit best (all when none is known to fit). */
+  private byArgTypes(fi: FileState, caller: number, callerId: string, cands: string[], args: string[]): string[] {
+    const values = args.map((a) => this.argValue(fi, caller, callerId, a));
+    let best: string[] = [];
+    let top = -Infinity;
+    for (const id of cands) {
+      const score = this.argsFit(id, values);
+      if (score === undefined || score < top) continue;
+      if (score > top) best = [];
+      top = score;
+      best.push(id);
+    }
+    return best.length ? best : cands;
+  }
+
+  /** What an argument is: a literal or final type by name (`lit`), a value the resolver evaluates, or unknown. */
+  private argValue(fi: FileState, caller: number, callerId: string, arg: string): { lit: string } | Value | undefined {
+    if (!arg) return undefined;
+    if (arg === "λ" || arg === "null") return { lit: arg };
+    const declared = /^⟨([\w$.]+)⟩$/.exec(arg)?.[1];
+    if (declared && isFinalType(declared)) return { lit: declared };
+    const v = this.receiverValue(fi, caller, callerId, arg);
+    return v?.kind === "outside" && v.type && isFinalType(v.type) ? { lit: v.type } : v;
+  }
+
+  /** How a method's parameters fit known arguments: the sum of their fits, fixed arity before varargs; undefined when one cannot be passed. */
+  private argsFit(id: string, values: ({ lit: string } | Value | undefined)[]): number | undefined {
+    const info = this.nodes.get(id)!;
+    const st = this.files.get(info.file)!;
+    const params = (st.ex.defs[info.index!].paramTypes ?? []).map(paramType);
+    const varargs = params.at(-1)?.varargs ?? false;
+    let score = varargs ? -100 : 0;
+    for (const [i, v] of values.entries()) {
+      const p = params[Math.min(i, params.length - 1)];
+      if (!v || !p) continue;
+      // An array passed where the varargs are.
+      if (p.varargs && i === params.length - 1 && values.length === params.length && "lit" in v && v.lit === "[]") continue;
+      const fit = this.argFit(st, v, p.name);
+      if (fit < 0) return undefined;
+      score += fit;
+    }
+    return score;
+  }
+
+  /** How one known argument fits a parameter type written in the callee's file (see overloads.ts). */
+  private argFit(st: FileState, v: { lit: string } | Value, p: string): number {
+    if ("lit" in v) return literalFit(v.lit, p);
+    if (!p || isTypeVariable(p)) return 0;
+    if (p === "[]" || isPrimitive(p)) return -1;
+    if (v.kind !== "type" && v.kind !== "outside") return 0;
+    const param = this.typeNamed(st, p);
+    if (v.kind === "outside") {
+      if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
+      return v.type === p ? 1 : isFinalType(p) ? -1 : 0;
+    }
+    if (param?.kind !== "type") return param && isFinalType(p) ? -1 : 0;
+    if (param.id === v.id) return 1;
+    return this.extendsType(v.id, param.id) ? 0 : -1;
+  }
+
+  /** Whether a type of the project has another among its bases, transitively. */
+  private extendsType(typeId: string, base: string, depth = 0): boolean {
+    if (depth > 8) return false;
+    this.dep("t:", typeId);
+    return (this.baseIds.get(typeId) ?? []).some((b) => b === base || this.extendsType(b, base, depth + 1));
   }
 
   /** Whether a method takes `args` arguments (no parameter types written: none; a varargs one takes any number from there). */

@@ -36,10 +36,39 @@ const QUERY = `
  */
 const BUILTINS = new Set(["String", "Object", "StringBuilder", "StringBuffer", "CharSequence", "Integer", "Long", "Short", "Byte", "Character", "Boolean", "Double", "Float", "Number", "Math", "StrictMath", "System", "Thread", "ThreadLocal", "Class", "ClassLoader", "Enum", "Record", "Iterable", "Comparable", "Runnable", "AutoCloseable", "Appendable", "Readable", "Cloneable", "Throwable", "Exception", "Error", "RuntimeException", "IllegalArgumentException", "IllegalStateException", "NullPointerException", "UnsupportedOperationException", "IndexOutOfBoundsException", "ArrayIndexOutOfBoundsException", "ClassCastException", "ArithmeticException", "NumberFormatException", "InterruptedException", "CloneNotSupportedException", "AssertionError", "OutOfMemoryError", "StackOverflowError", "Runtime", "Process", "ProcessBuilder", "StackTraceElement", "Void", "Override", "Deprecated", "SuppressWarnings", "FunctionalInterface", "SafeVarargs"]);
 
-/** A call's argument count (comments are no arguments): an overloaded method is chosen by it. */
-function callArity(call: TSNode): number | undefined {
+/** A call's arguments (comments are none): an overloaded method is chosen by their number and types. */
+function callArgs(call: TSNode): TSNode[] | undefined {
   const args = call.childForFieldName("arguments");
-  return args ? args.namedChildren.filter((a) => a && !a.type.endsWith("comment")).length : undefined;
+  return args ? args.namedChildren.filter((a): a is TSNode => !!a && !a.type.endsWith("comment")) : undefined;
+}
+
+const COMPARISON = new Set(["==", "!=", "<", ">", "<=", ">=", "&&", "||", "instanceof"]);
+
+/** The type an argument's syntax alone gives it: a literal's, a cast's, a `new`'s, a comparison's; `λ` for a lambda or method reference. */
+function argType(arg: TSNode): string | undefined {
+  const t = arg.type;
+  if (t === "string_literal") return "String";
+  if (t === "character_literal") return "char";
+  if (t === "true" || t === "false") return "boolean";
+  if (t === "null_literal") return "null";
+  if (t === "class_literal") return "Class";
+  if (/_integer_literal$/.test(t)) return /[lL]$/.test(arg.text) ? "long" : "int";
+  if (/_floating_point_literal$/.test(t)) return /[fF]$/.test(arg.text) ? "float" : "double";
+  if (t === "lambda_expression" || t === "method_reference") return "λ";
+  if (t === "array_creation_expression" || t === "array_initializer") return "[]";
+  if (t === "cast_expression" || t === "object_creation_expression") return arg.childForFieldName("type")?.text;
+  if (t === "parenthesized_expression") return arg.namedChildren[0] ? argType(arg.namedChildren[0]) : undefined;
+  if (t === "unary_expression") {
+    const op = arg.childForFieldName("operand");
+    return arg.text.startsWith("!") ? "boolean" : op && /literal$/.test(op.type) ? argType(op) : undefined;
+  }
+  if (t === "binary_expression") {
+    const op = arg.childForFieldName("operator")?.text ?? "";
+    if (COMPARISON.has(op)) return "boolean";
+    const sides = [arg.childForFieldName("left"), arg.childForFieldName("right")];
+    if (op === "+" && sides.some((x) => x && argType(x) === "String")) return "String";
+  }
+  return undefined;
 }
 
 /** A method's or constructor's parameter types by position, a varargs one ending in `...`. */
@@ -83,7 +112,8 @@ export const java: LanguageSpec = {
   imports: importsOf,
   returnType: (def) => (def.type === "method_declaration" ? def.childForFieldName("type")?.text : undefined),
   paramTypes,
-  callArity,
+  callArgs,
+  argType,
   overloads: true,
   builtins: BUILTINS,
   packageName(root) {

@@ -65,11 +65,14 @@ export interface LanguageSpec {
    * parameter's (contextual typing).
    */
   contextualParam?(name: TSNode): { callee: string; arg: number; param: number } | undefined;
-  /** A call's argument count, where the language chooses among overloads by it. */
-  callArity?(call: TSNode): number | undefined;
+  /** A call's arguments, where the language chooses among overloads by them (`overloads`). */
+  callArgs?(call: TSNode): TSNode[] | undefined;
+  /** The type an argument's syntax alone gives it (a literal's, a cast's), as written; `λ` for a function literal. */
+  argType?(arg: TSNode): string | undefined;
   /**
    * Methods of one name in one class are overloads told apart by their parameters (Java): a call
-   * links to the class's ones taking its argument count (`paramTypes`, a varargs one ending in `...`).
+   * links to the class's ones taking its arguments (`paramTypes`, a varargs one ending in `...`),
+   * by their number, then by the types known of them.
    */
   overloads?: boolean;
   /** Names the language defines everywhere (`Object`, `dict`, `len`): a receiver or call of one the project does not define is no call of the project. */

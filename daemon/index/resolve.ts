@@ -805,7 +805,8 @@ export class GraphResolver {
     if (ex.peek("(")) {
       const inner = ex.group();
       if (inner === undefined) return undefined;
-      const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/);
+      // TypeScript's `(x as T)`, Java's `((T) x)`.
+      const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/) ?? inner.match(/^\(\s*([A-Za-z_$][\w$.]*)\s*(?:<[^()]*>)?\s*\)\s*[\w$]/);
       return cast ? this.typeNamed(fi, cast[1]) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
     }
     const name = ex.name();
@@ -829,7 +830,9 @@ export class GraphResolver {
       ex.generics();
       const args = ex.group();
       if (name === "new" && fi.spec.id === "go") return this.typeNamed(fi, typeText(args ?? "") ?? "");
-      const target = this.resolveName(fi, name, false, true);
+      // A bare call of a method of the class (Java's `origin().file`), where the language has them.
+      const type = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined;
+      const target = (type ? this.memberOf(type, name) : undefined) ?? this.resolveName(fi, name, false, true);
       const node = target ? this.nodes.get(target) : undefined;
       if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: target! };
       if (node && (node.type === "function" || node.type === "method")) return this.returned(target!, depth);
@@ -916,12 +919,24 @@ export class GraphResolver {
         return hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "") ? { kind: "type", id: hit } : undefined;
       }
       if (this.outsideName(fi, parts[0])) return outside;
+      const nested = this.nestedNamed(fi, parts);
+      if (nested) return nested;
     } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
     else if (this.outsideName(fi, t)) return outside;
     const hit = this.resolveName(fi, last, true);
     if (hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "")) return { kind: "type", id: hit };
     // A name no file of the project declares: a type parameter, a builtin or a dependency's type.
     return hit ? undefined : OUTSIDE;
+  }
+
+  /** A type nested in a type the file sees (`Outer.Inner`), without a guess by uniqueness. */
+  private nestedNamed(fi: FileState, parts: string[]): Value | undefined {
+    let cur = this.resolveName(fi, parts[0], true, true);
+    for (let i = 1; cur && i < parts.length; i++) {
+      if (!CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "")) return undefined;
+      cur = this.member(cur, parts[i]);
+    }
+    return cur && CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "") ? { kind: "type", id: cur } : undefined;
   }
 
   private definedHere(fi: FileState, name: string): boolean {
@@ -1185,6 +1200,9 @@ export class GraphResolver {
     if (fi.spec.directoryScope) {
       const pkg = this.dirName(fi.family, fi.dir, name);
       if (pkg) return pkg;
+      // Java: a package's other directories (its test tree beside its main tree).
+      const other = fi.spec.packageImport && fi.ex.packageName ? this.lookupInModule(fi, fi.ex.packageName, name) : undefined;
+      if (other) return other;
     }
     const imp = this.importedOf(fi, name);
     if (imp) {

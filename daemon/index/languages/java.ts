@@ -126,6 +126,7 @@ export const java: LanguageSpec = {
   // Java, Kotlin and Scala code calls each other's classes directly.
   family: "jvm",
   directoryScope: true,
+  packageImport: true,
   // A Kotlin class's companion (`Foo.Companion.create()`) or an object's instance (`Foo.INSTANCE.x()`): members of Foo here.
   typeReceiver: (recv) => recv.match(/^([A-Za-z_$][\w$]*)\.(?:Companion|INSTANCE)$/)?.[1],
   // `a.b.C` is a class file ending in a/b/C.java; `a.b` a package: every file of a directory ending in a/b.

@@ -98,6 +98,8 @@ export interface LanguageSpec {
   family?: string;
   /** Files of one directory share their top-level names without imports (a Go or Java package). */
   directoryScope?: boolean;
+  /** A file sees its package's names in every directory holding it, as an import of its `packageName` finds them (Java's main and test trees). */
+  packageImport?: boolean;
   /**
    * Files an import specifier names, in order: the `imports` edge points at the first (a package's
    * entry file), and every one is searched for the names the import binds. [] when it names nothing

@@ -678,7 +678,7 @@ export class GraphResolver {
       if (!v || !p) continue;
       // An array passed where the varargs are.
       if (p.varargs && i === params.length - 1 && values.length === params.length && "lit" in v && v.lit === "[]") continue;
-      const fit = this.argFit(st, v, p.name);
+      const fit = this.argFit(st, id, v, p.name);
       if (fit < 0) return undefined;
       score += fit;
     }
@@ -686,12 +686,12 @@ export class GraphResolver {
   }
 
   /** How one known argument fits a parameter type written in the callee's file (see overloads.ts). */
-  private argFit(st: FileState, v: { lit: string } | Value, p: string): number {
+  private argFit(st: FileState, id: string, v: { lit: string } | Value, p: string): number {
     if ("lit" in v) return literalFit(v.lit, p);
     if (!p || isTypeVariable(p)) return 0;
     if (p === "[]" || isPrimitive(p)) return -1;
     if (v.kind !== "type" && v.kind !== "outside") return 0;
-    const param = this.typeNamed(st, p);
+    const param = this.typeNamed(st, p, id);
     if (v.kind === "outside") {
       if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
       return v.type === p ? 1 : isFinalType(p) ? -1 : 0;
@@ -766,7 +766,7 @@ export class GraphResolver {
     let cur = this.rootValue(fi, caller, callerId, ex, depth);
     // Whatever follows a value outside the project stays outside it.
     if (cur?.kind === "outside") return cur;
-    while (!ex.done()) {
+    while ((ex.space(), !ex.done())) {
       if (ex.eat("!")) continue;
       if (ex.eat(".(")) {
         // Go's type assertion `x.(T)`: the type, whatever x was.
@@ -775,6 +775,9 @@ export class GraphResolver {
         continue;
       }
       if (!cur || (!ex.eat("?.") && !ex.eat("."))) return undefined;
+      ex.space();
+      // Java's explicit type arguments: `x.<T>m()`.
+      ex.generics();
       const name = ex.name();
       if (!name) return undefined;
       ex.generics();
@@ -791,7 +794,7 @@ export class GraphResolver {
 
   private rootValue(fi: FileState, caller: number, callerId: string, ex: ReceiverText, depth: number): Value | undefined {
     const declared = ex.declared();
-    if (declared !== undefined) return this.typeNamed(fi, declared);
+    if (declared !== undefined) return this.typeNamed(fi, declared, callerId);
     const ctx = ex.contextual();
     if (ctx) return this.callbackParam(fi, caller, callerId, ctx, depth);
     if (ex.literal()) return OUTSIDE;
@@ -799,7 +802,7 @@ export class GraphResolver {
       const t = ex.qualified();
       ex.generics();
       ex.args();
-      return t ? this.typeNamed(fi, t) : undefined;
+      return t ? this.typeNamed(fi, t, callerId) : undefined;
     }
     ex.eat("&");
     if (ex.peek("(")) {
@@ -807,7 +810,7 @@ export class GraphResolver {
       if (inner === undefined) return undefined;
       // TypeScript's `(x as T)`, Java's `((T) x)`.
       const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/) ?? inner.match(/^\(\s*([A-Za-z_$][\w$.]*)\s*(?:<[^()]*>)?\s*\)\s*[\w$]/);
-      return cast ? this.typeNamed(fi, cast[1]) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
+      return cast ? this.typeNamed(fi, cast[1], callerId) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
     }
     const name = ex.name();
     if (!name) return undefined;
@@ -905,8 +908,11 @@ export class GraphResolver {
     return !!fi.spec.builtins?.has(name);
   }
 
-  /** A declared type, in the file declaring it: a type of the project, or something outside it. */
-  private typeNamed(fi: FileState, t: string): Value | undefined {
+  /**
+   * A declared type, in the file declaring it: a type of the project, or something outside it.
+   * `from`: the definition it is written in, whose enclosing types' nested types it may name.
+   */
+  private typeNamed(fi: FileState, t: string, from?: string): Value | undefined {
     if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(t)) return { kind: "outside" };
     const parts = t.split(".");
     const last = parts[parts.length - 1];
@@ -919,10 +925,14 @@ export class GraphResolver {
         return hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "") ? { kind: "type", id: hit } : undefined;
       }
       if (this.outsideName(fi, parts[0])) return outside;
-      const nested = this.nestedNamed(fi, parts);
+      const nested = this.nestedNamed(fi, parts, from);
       if (nested) return nested;
     } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
     else if (this.outsideName(fi, t)) return outside;
+    else {
+      const inScope = from ? this.typeInScope(from, t) : undefined;
+      if (inScope) return { kind: "type", id: inScope };
+    }
     const hit = this.resolveName(fi, last, true);
     if (hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "")) return { kind: "type", id: hit };
     // A name no file of the project declares: a type parameter, a builtin or a dependency's type.
@@ -930,13 +940,23 @@ export class GraphResolver {
   }
 
   /** A type nested in a type the file sees (`Outer.Inner`), without a guess by uniqueness. */
-  private nestedNamed(fi: FileState, parts: string[]): Value | undefined {
-    let cur = this.resolveName(fi, parts[0], true, true);
+  private nestedNamed(fi: FileState, parts: string[], from?: string): Value | undefined {
+    let cur = (from ? this.typeInScope(from, parts[0]) : undefined) ?? this.resolveName(fi, parts[0], true, true);
     for (let i = 1; cur && i < parts.length; i++) {
       if (!CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "")) return undefined;
       cur = this.member(cur, parts[i]);
     }
     return cur && CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "") ? { kind: "type", id: cur } : undefined;
+  }
+
+  /** A type named so where a definition is written: a type around it, or one nested in (or inherited by) one of those. */
+  private typeInScope(from: string, name: string): string | undefined {
+    for (let t = this.enclosingType(from), hops = 0; t && hops < 8; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+      if (this.nodes.get(t)?.name === name) return t;
+      const m = this.memberOf(t, name);
+      if (m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "")) return m;
+    }
+    return undefined;
   }
 
   private definedHere(fi: FileState, name: string): boolean {
@@ -955,7 +975,7 @@ export class GraphResolver {
       const t = this.enclosingType(id);
       return t ? { kind: "type", id: t } : undefined;
     }
-    return this.typeNamed(st, rt);
+    return this.typeNamed(st, rt, id);
   }
 
   /** A field of a type (or of its bases), evaluated in the type's own file. */

@@ -151,6 +151,12 @@ export class ReceiverText {
     return this.i >= this.s.length;
   }
 
+  /** Moves past whitespace and comments (a builder chain's line breaks). */
+  space(): void {
+    const m = /^(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/.exec(this.s.slice(this.i));
+    if (m) this.i += m[0].length;
+  }
+
   peek(t: string): boolean {
     return this.s.startsWith(t, this.i);
   }

@@ -284,7 +284,7 @@ export class Extractor {
 }
 
 /** Arguments longer than this are not typed: an overload is chosen by names, calls and literals. */
-const ARG_CAP = 120;
+const ARG_CAP = 400;
 
 /** An argument as a receiver expression: the type its syntax gives it, else its text read through the caller's bindings. */
 function argExpr(a: { text: string; type?: string }, rewrite: (text: string) => string | undefined): string {

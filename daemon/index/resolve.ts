@@ -377,7 +377,7 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
-      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""};`;
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""}|${d.bases.join(",")};`;
       if (d.parent >= 0) p.parents.push(parent);
       prints.set(d.name, p);
     });
@@ -696,9 +696,29 @@ export class GraphResolver {
       if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
       return v.type === p ? 1 : isFinalType(p) ? -1 : 0;
     }
-    if (param?.kind !== "type") return param && isFinalType(p) ? -1 : 0;
+    if (param?.kind !== "type") {
+      if (!param || p === "Object") return 0;
+      if (isFinalType(p)) return -1;
+      // A type outside the project: one the argument's type (or a base) names outside, maybe one of theirs, else none.
+      const outside = this.outsideBases(v.id);
+      return outside.has(p) ? 1 : outside.size ? 0 : -1;
+    }
     if (param.id === v.id) return 1;
     return this.extendsType(v.id, param.id) ? 0 : -1;
+  }
+
+  /** The bases a type of the project and its bases name that are no types of the project (`ArrayList`, `Filer`), by name. */
+  private outsideBases(typeId: string, out = new Set<string>(), depth = 0): Set<string> {
+    const info = this.nodes.get(typeId);
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined || depth > 8) return out;
+    this.dep("f:", info.file, "\0", info.name);
+    for (const b of st.ex.defs[info.index].bases) {
+      const v = this.typeNamed(st, b, typeId);
+      if (v?.kind === "type") this.outsideBases(v.id, out, depth + 1);
+      else out.add(b);
+    }
+    return out;
   }
 
   /** Whether a type of the project has another among its bases, transitively. */
@@ -764,8 +784,8 @@ export class GraphResolver {
     if (depth > 4) return undefined;
     const ex = new ReceiverText(text);
     let cur = this.rootValue(fi, caller, callerId, ex, depth);
-    // Whatever follows a value outside the project stays outside it.
-    if (cur?.kind === "outside") return cur;
+    // Whatever follows a value outside the project stays outside it, of a type not known.
+    if (cur?.kind === "outside") return (ex.space(), ex.done()) ? cur : OUTSIDE;
     while ((ex.space(), !ex.done())) {
       if (ex.eat("!")) continue;
       if (ex.eat(".(")) {
@@ -782,7 +802,7 @@ export class GraphResolver {
       if (!name) return undefined;
       ex.generics();
       const called = ex.args();
-      if (cur.kind === "outside") return cur;
+      if (cur.kind === "outside") return OUTSIDE;
       if (called) {
         // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
         const m = this.memberOfValue(fi, cur, name);

@@ -73,3 +73,19 @@ export function literalFit(arg: string, p: string): number {
   }
   return SUPERS[arg]?.includes(p) ? 0 : -1;
 }
+
+/**
+ * The type of an argument written as a literal (inside a receiver chain, where the extractor typed
+ * none), or as a call that returns a String whatever its receiver (`x.toString()`, `String.valueOf(x)`).
+ */
+export function literalType(text: string): string | undefined {
+  if (/^"/.test(text)) return "String";
+  if (/^'/.test(text)) return "char";
+  if (/^(true|false)$/.test(text)) return "boolean";
+  if (text === "null") return "null";
+  if (/^-?\d[\d_]*[lL]$/.test(text)) return "long";
+  if (/^-?(0[xX][\da-fA-F_]+|\d[\d_]*)$/.test(text)) return "int";
+  if (/^-?\d[\d_]*\.\d*([eE][-+]?\d+)?[dD]?$/.test(text)) return "double";
+  if (/\.toString\(\s*\)$/.test(text) || /^String\.(valueOf|format|join)\(/.test(text)) return "String";
+  return undefined;
+}

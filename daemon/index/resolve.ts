@@ -5,7 +5,7 @@ import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
-import { isFinalType, isPrimitive, isTypeVariable, literalFit, paramType } from "./overloads.js";
+import { isFinalType, isPrimitive, isTypeVariable, literalFit, literalType, paramType } from "./overloads.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -564,7 +564,7 @@ export class GraphResolver {
       for (const c of ex.calls) {
         const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
         const target = this.callTarget(fi, c, callerId);
-        if (target) for (const t of this.overloadsOf(fi, c, callerId, target)) add(callerId, t, "calls");
+        if (target) for (const t of this.overloadsOf(fi, c.caller, callerId, target, c.args)) add(callerId, t, "calls");
       }
     } finally {
       this.current = undefined;
@@ -618,10 +618,10 @@ export class GraphResolver {
    * the target's name taking that many in the class the target belongs to, else in its bases, nearest
    * first; none when no method of the name takes that many. Never another class's method.
    */
-  private overloadsOf(fi: FileState, c: FileExtract["calls"][number], callerId: string, target: string): string[] {
+  private overloadsOf(fi: FileState, caller: number, callerId: string, target: string, argList: string[] | undefined): string[] {
     const info = this.nodes.get(target);
-    const args = c.args?.length ?? (fi.spec.overloads ? 0 : undefined);
-    if (!fi.spec.overloads || args === undefined || info?.type !== "method" || !info.parent) return [target];
+    const args = argList?.length ?? 0;
+    if (!fi.spec.overloads || info?.type !== "method" || !info.parent) return [target];
     const seen = new Set<string>();
     let level = [info.parent];
     for (let depth = 0; level.length && depth <= 4; depth++) {
@@ -635,7 +635,7 @@ export class GraphResolver {
         this.dep("t:", typeId);
         next.push(...(this.baseIds.get(typeId) ?? []));
       }
-      if (fits.length) return fits.length > 1 && c.args?.length ? this.byArgTypes(fi, c.caller, callerId, fits.sort(), c.args) : fits.sort();
+      if (fits.length) return fits.length > 1 && argList?.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
       level = next;
     }
     return [];
@@ -660,6 +660,8 @@ export class GraphResolver {
   private argValue(fi: FileState, caller: number, callerId: string, arg: string): { lit: string } | Value | undefined {
     if (!arg) return undefined;
     if (arg === "λ" || arg === "null") return { lit: arg };
+    const lit = literalType(arg);
+    if (lit) return { lit };
     const declared = /^⟨([\w$.]+)⟩$/.exec(arg)?.[1];
     if (declared && isFinalType(declared)) return { lit: declared };
     const v = this.receiverValue(fi, caller, callerId, arg);
@@ -694,6 +696,7 @@ export class GraphResolver {
     const param = this.typeNamed(st, p, id);
     if (v.kind === "outside") {
       if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
+      if (!v.type) return 0;
       return v.type === p ? 1 : isFinalType(p) ? -1 : 0;
     }
     if (param?.kind !== "type") {
@@ -801,11 +804,14 @@ export class GraphResolver {
       const name = ex.name();
       if (!name) return undefined;
       ex.generics();
-      const called = ex.args();
+      const argText = ex.peek("(") ? ex.group() : undefined;
+      const called = argText !== undefined;
       if (cur.kind === "outside") return OUTSIDE;
       if (called) {
         // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
-        const m = this.memberOfValue(fi, cur, name);
+        let m = this.memberOfValue(fi, cur, name);
+        // Of overloads, the one its arguments choose (a setter `tagSet(t)` returns other than its getter `tagSet()`).
+        if (m && fi.spec.overloads) m = this.overloadsOf(fi, caller, callerId, m, argText!.trim() ? splitTop(argText!, ",").map((a) => a.trim()) : [])[0];
         cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
       } else cur = cur.kind === "type" ? (this.fieldValue(cur.id, name, depth) ?? this.nestedType(cur.id, name)) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
     }

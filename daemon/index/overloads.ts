@@ -28,6 +28,47 @@ const SUPERS: Record<string, string[]> = {
   Character: ["Object", "Serializable", "Comparable", "Constable"],
 };
 
+const COLLECTION = ["Collection", "Iterable", "SequencedCollection"];
+const LIST = ["List", "AbstractList", "AbstractCollection", "RandomAccess", "Cloneable", "Serializable", ...COLLECTION];
+const SET = ["Set", "AbstractSet", "AbstractCollection", "Cloneable", "Serializable", ...COLLECTION];
+const MAP = ["Map", "AbstractMap", "Cloneable", "Serializable"];
+const WRITER = ["Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"];
+const READER = ["Reader", "Readable", "Closeable", "AutoCloseable"];
+const INPUT = ["InputStream", "Closeable", "AutoCloseable"];
+const OUTPUT = ["OutputStream", "Closeable", "Flushable", "AutoCloseable"];
+/**
+ * The supertypes of everyday JDK types (interfaces and classes a project's code passes around):
+ * a value of one fits only these, Object and a type variable. A JDK type not listed fits anything.
+ */
+const JDK: Record<string, string[]> = {
+  ...SUPERS,
+  StringBuilder: ["CharSequence", "Appendable", "Serializable", "Comparable", "AbstractStringBuilder"],
+  StringBuffer: ["CharSequence", "Appendable", "Serializable", "Comparable", "AbstractStringBuilder"],
+  CharSequence: [], Appendable: [], Comparable: [], Serializable: [], Cloneable: [], Runnable: [], AutoCloseable: [], Flushable: [],
+  Closeable: ["AutoCloseable"], Iterator: [], Iterable: [], Map: [], Type: [],
+  Collection: ["Iterable"], List: COLLECTION, Set: COLLECTION, Queue: COLLECTION, Deque: ["Queue", ...COLLECTION],
+  ArrayList: LIST, LinkedList: [...LIST, "Deque", "Queue", "AbstractSequentialList"],
+  HashSet: SET, LinkedHashSet: ["HashSet", ...SET], TreeSet: ["SortedSet", "NavigableSet", ...SET],
+  HashMap: MAP, LinkedHashMap: ["HashMap", ...MAP], TreeMap: ["SortedMap", "NavigableMap", ...MAP],
+  Writer: WRITER.slice(1), StringWriter: WRITER, PrintWriter: WRITER, BufferedWriter: WRITER, OutputStreamWriter: WRITER, FileWriter: ["OutputStreamWriter", ...WRITER],
+  Reader: READER.slice(1), StringReader: READER, BufferedReader: READER, InputStreamReader: READER, FileReader: ["InputStreamReader", ...READER],
+  InputStream: INPUT.slice(1), ByteArrayInputStream: INPUT, FileInputStream: INPUT, BufferedInputStream: ["FilterInputStream", ...INPUT],
+  OutputStream: OUTPUT.slice(1), ByteArrayOutputStream: OUTPUT, FileOutputStream: OUTPUT, PrintStream: ["FilterOutputStream", "Appendable", ...OUTPUT],
+  File: ["Serializable", "Comparable"], Path: ["Comparable", "Iterable", "Watchable"], URL: ["Serializable"], URI: ["Comparable", "Serializable"],
+  Charset: ["Comparable"], Pattern: ["Serializable"], Matcher: ["MatchResult"], Object: [],
+};
+
+/**
+ * How a value of a JDK type fits a parameter type named `p` (1: the same, 0: a supertype, -1:
+ * not one); undefined for a JDK type not listed here, whose supertypes are not known.
+ */
+export function jdkFit(t: string, p: string): number | undefined {
+  if (t === p) return 1;
+  const supers = JDK[t];
+  if (!supers) return undefined;
+  return p === "Object" || isTypeVariable(p) || supers.includes(p) ? 0 : -1;
+}
+
 /** Types no class of a project can extend: a value of one fits only the types listed for it. */
 export function isFinalType(t: string): boolean {
   return PRIMITIVE.has(t) || t in BOXED || t in SUPERS;
@@ -71,7 +112,7 @@ export function literalFit(arg: string, p: string): number {
     if (p === prim || WIDER[prim].includes(p)) return 0;
     return (SUPERS[arg] ?? NUMERIC_SUPERS).includes(p) ? 0 : -1;
   }
-  return SUPERS[arg]?.includes(p) ? 0 : -1;
+  return jdkFit(arg, p) ?? -1;
 }
 
 /**

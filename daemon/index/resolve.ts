@@ -5,7 +5,7 @@ import { ProjectFiles } from "./project-files.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
-import { isFinalType, isPrimitive, isTypeVariable, literalFit, literalType, paramType } from "./overloads.js";
+import { isFinalType, isPrimitive, isTypeVariable, jdkFit, literalFit, literalType, paramType } from "./overloads.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -697,14 +697,15 @@ export class GraphResolver {
     if (v.kind === "outside") {
       if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
       if (!v.type) return 0;
-      return v.type === p ? 1 : isFinalType(p) ? -1 : 0;
+      return jdkFit(v.type, p) ?? (isFinalType(p) ? -1 : 0);
     }
     if (param?.kind !== "type") {
       if (!param || p === "Object") return 0;
       if (isFinalType(p)) return -1;
       // A type outside the project: one the argument's type (or a base) names outside, maybe one of theirs, else none.
-      const outside = this.outsideBases(v.id);
-      return outside.has(p) ? 1 : outside.size ? 0 : -1;
+      let fit = -1;
+      for (const b of this.outsideBases(v.id)) fit = Math.max(fit, jdkFit(b, p) ?? 0);
+      return fit;
     }
     if (param.id === v.id) return 1;
     return this.extendsType(v.id, param.id) ? 0 : -1;

@@ -260,7 +260,7 @@ export class Extractor {
       const receiverType = c.receiver ? scopes.rewrite(c.receiver, caller, c.start) : undefined;
       if (receiverType) call.receiverType = receiverType;
       if (!c.receiver && scopes.shadows(caller, c.name)) call.shadowed = true;
-      if (c.args) call.args = c.args.map((a) => argExpr(a, (text) => scopes.rewrite(text, caller, a.start)));
+      if (c.args) call.args = c.args.map((a) => argExpr(a, (text) => scopes.rewrite(text, caller, a.start) ?? (scopes.boundUntyped(text, caller, a.start) ? "" : undefined)));
       calls.push(call);
     }
 

@@ -653,13 +653,14 @@ export class GraphResolver {
       top = score;
       best.push(id);
     }
-    return best.length ? best : cands;
+    return best;
   }
 
   /** What an argument is: a literal or final type by name (`lit`), a value the resolver evaluates, or unknown. */
   private argValue(fi: FileState, caller: number, callerId: string, arg: string): { lit: string } | Value | undefined {
     if (!arg) return undefined;
     if (arg === "λ" || arg === "null") return { lit: arg };
+    if (arg === "⟨[]⟩") return { lit: "[]" };
     const lit = literalType(arg);
     if (lit) return { lit };
     const declared = /^⟨([\w$.]+)⟩$/.exec(arg)?.[1];
@@ -678,8 +679,8 @@ export class GraphResolver {
     for (const [i, v] of values.entries()) {
       const p = params[Math.min(i, params.length - 1)];
       if (!v || !p) continue;
-      // An array passed where the varargs are.
-      if (p.varargs && i === params.length - 1 && values.length === params.length && "lit" in v && v.lit === "[]") continue;
+      // An array (or a value of no known type) passed where the varargs are.
+      if (p.varargs && i === params.length - 1 && values.length === params.length && ("lit" in v ? v.lit === "[]" : v.kind === "outside" && !v.type)) continue;
       const fit = this.argFit(st, id, v, p.name);
       if (fit < 0) return undefined;
       score += fit;
@@ -691,6 +692,8 @@ export class GraphResolver {
   private argFit(st: FileState, id: string, v: { lit: string } | Value, p: string): number {
     if ("lit" in v) return literalFit(v.lit, p);
     if (!p || isTypeVariable(p)) return 0;
+    // A value of no known type (a primitive's: `int` names no type of the project) fits any but the project's types.
+    if (v.kind === "outside" && !v.type) return isPrimitive(p) || p === "[]" || isFinalType(p) ? 0 : this.typeNamed(st, p, id)?.kind === "type" ? -1 : 0;
     if (p === "[]" || isPrimitive(p)) return -1;
     if (v.kind !== "type" && v.kind !== "outside") return 0;
     const param = this.typeNamed(st, p, id);
@@ -812,7 +815,7 @@ export class GraphResolver {
         // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
         let m = this.memberOfValue(fi, cur, name);
         // Of overloads, the one its arguments choose (a setter `tagSet(t)` returns other than its getter `tagSet()`).
-        if (m && fi.spec.overloads) m = this.overloadsOf(fi, caller, callerId, m, argText!.trim() ? splitTop(argText!, ",").map((a) => a.trim()) : [])[0];
+        if (m && fi.spec.overloads) m = this.overloadsOf(fi, caller, callerId, m, argText!.trim() ? splitTop(argText!, ",").map(chainArg) : [])[0];
         cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
       } else cur = cur.kind === "type" ? (this.fieldValue(cur.id, name, depth) ?? this.nestedType(cur.id, name)) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
     }
@@ -1316,6 +1319,12 @@ function intersects(a: Uint32Array, b: Uint32Array): boolean {
     if (lo < large.length && large[lo] === x) return true;
   }
   return false;
+}
+
+/** An argument inside a receiver chain, which the extractor read through no bindings: unknown when it starts with a name a local may bind. */
+function chainArg(text: string): string {
+  const a = text.trim();
+  return /^(?!this\b|new\b)[a-z_$]/.test(a) ? "" : a;
 }
 
 function pad(i: number): string {

@@ -33,7 +33,7 @@ export function typeText(raw: string): string | undefined {
   const parts = splitTop(t, "|").map((p) => p.trim()).filter((p) => p && !/^(null|undefined|None|void)$/.test(p));
   if (parts.length !== 1) return undefined;
   t = parts[0];
-  if (/^\[|\[\]$|=>|^func\b|^map\[|^chan\b|^\(|^\{/.test(t)) return BUILTIN_COLLECTION;
+  if (/^\[|\[\]$|=>|^func\b|^map\[|^chan\b|^\(|^\{|\.\.\./.test(t)) return BUILTIN_COLLECTION;
   const m = t.replace(/^[*&\s]+/, "").match(/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*/);
   return m ? m[0] : undefined;
 }
@@ -124,6 +124,13 @@ export class Scopes {
     if (b.value === undefined) return undefined;
     const inner = this.rewrite(b.value, caller, b.start, depth + 1) ?? b.value;
     return rest ? `(${inner})${rest}` : inner;
+  }
+
+  /** Whether the caller binds an expression's first name without a type or value (a lambda's parameter): nothing is known of it. */
+  boundUntyped(text: string, caller: number, pos: number): boolean {
+    const root = /^[A-Za-z_$][\w$]*/.exec(text)?.[0];
+    const b = root && !this.selfNames.includes(root) ? this.binding(caller, root, pos) : undefined;
+    return !!b && !b.type && b.value === undefined;
   }
 
   /** The nearest binding of `name` before `pos` in the caller or a definition enclosing it (the file last); one with a type or value wins a tie. */

@@ -19,7 +19,7 @@ const QUERY = `
 (local_variable_declaration type: (type_identifier) @_var declarator: (variable_declarator name: (identifier) @local.name value: (_) @local.value) (#eq? @_var "var"))
 (field_declaration type: (_) @local.type declarator: (variable_declarator name: (identifier) @local.name))
 (formal_parameter type: (_) @local.type name: (identifier) @local.name)
-(spread_parameter (variable_declarator name: (identifier) @local.name))
+(spread_parameter (variable_declarator name: (identifier) @local.name)) @local.type
 (catch_formal_parameter (catch_type) @local.type name: (identifier) @local.name)
 (enhanced_for_statement type: (_) @local.type name: (identifier) @local.name (#not-eq? @local.type "var"))
 (enhanced_for_statement type: (type_identifier) @_var name: (identifier) @local.name (#eq? @_var "var"))

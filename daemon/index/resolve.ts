@@ -621,7 +621,8 @@ export class GraphResolver {
   private overloadsOf(fi: FileState, caller: number, callerId: string, target: string, argList: string[] | undefined): string[] {
     const info = this.nodes.get(target);
     const args = argList?.length ?? 0;
-    if (!fi.spec.overloads || info?.type !== "method" || !info.parent) return [target];
+    // Both languages must write their parameters for a count to tell (a Java call of a Kotlin function takes it as found).
+    if (!fi.spec.overloads || info?.type !== "method" || !info.parent || !this.files.get(info.file)?.spec.overloads) return [target];
     const seen = new Set<string>();
     let level = [info.parent];
     for (let depth = 0; level.length && depth <= 4; depth++) {
@@ -739,7 +740,9 @@ export class GraphResolver {
   private takes(id: string, args: number): boolean {
     const info = this.nodes.get(id);
     if (info?.type !== "method" || info.index === undefined) return false;
-    const params = this.files.get(info.file)?.ex.defs[info.index].paramTypes ?? [];
+    const st = this.files.get(info.file);
+    if (!st?.spec.overloads) return false;
+    const params = st.ex.defs[info.index].paramTypes ?? [];
     return params.at(-1)?.endsWith("...") ? args >= params.length - 1 : args === params.length;
   }
 

@@ -509,7 +509,7 @@ export class GraphResolver {
     st.ex.defs.forEach((d, i) => {
       const id = st.ids[i];
       for (const b of d.bases) {
-        const target = this.resolveName(st, b, true);
+        const target = st.spec.packageImport ? this.baseNamed(st, b, id) : this.resolveName(st, b, true);
         if (!target || target === id) continue;
         const list = st.bases.get(id);
         if (list) list.push(target);
@@ -523,6 +523,23 @@ export class GraphResolver {
       else this.baseIds.delete(t);
       if (a?.join("\0") !== b?.join("\0")) emit(`t:${t}`);
     }
+  }
+
+  /**
+   * A base as a Java class names it: a dotted name through its outer type or package, a nested type
+   * of the classes around it (their own members: their bases may not stand yet), else by name.
+   */
+  private baseNamed(st: FileState, b: string, id: string): string | undefined {
+    const parts = b.split(".");
+    for (let t = this.enclosingType(this.nodes.get(id)?.parent), hops = 0; t && hops < 8 && parts.length === 1; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+      const m = this.member(t, b);
+      if (m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "")) return m;
+    }
+    if (parts.length === 1) return this.resolveName(st, b, true);
+    let cur = this.resolveName(st, parts[0], true, true) ?? (parts.length > 1 ? this.lookupInModule(st, parts.slice(0, -1).join("."), parts[parts.length - 1]) : undefined);
+    if (cur && this.nodes.get(cur)?.name === parts[parts.length - 1]) return cur;
+    for (let i = 1; cur && i < parts.length; i++) cur = this.member(cur, parts[i]);
+    return cur && CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "") ? cur : undefined;
   }
 
   /** The file's edges: containment, inheritance, imports and calls. */
@@ -884,9 +901,11 @@ export class GraphResolver {
       const global = this.importedGlobal(fi, name, depth);
       if (global) return global;
       // A bare name where methods name their class's members bare (Java) may be a field the class inherits or declares below.
-      const t = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined;
-      const field = t ? this.fieldValue(t, name, depth) : undefined;
-      if (field) return field;
+      // An inner class sees its outer classes' fields too.
+      for (let t = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined, hops = 0; t && hops < 4; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+        const field = this.fieldValue(t, name, depth);
+        if (field) return field;
+      }
     }
     return builtins?.has(name) || this.outsideName(fi, name) ? OUTSIDE : undefined;
   }
@@ -960,6 +979,9 @@ export class GraphResolver {
       if (this.outsideName(fi, parts[0])) return outside;
       const nested = this.nestedNamed(fi, parts, from);
       if (nested) return nested;
+      // A fully qualified name (`org.jsoup.nodes.Attribute`) where a package is a module.
+      const qualified = fi.spec.packageImport ? this.lookupInModule(fi, parts.slice(0, -1).join("."), last) : undefined;
+      if (qualified && CLASS_LIKE.has(this.nodes.get(qualified)?.type ?? "")) return { kind: "type", id: qualified };
     } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
     else if (this.outsideName(fi, t)) return outside;
     else {

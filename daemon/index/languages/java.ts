@@ -36,6 +36,12 @@ const QUERY = `
  */
 const BUILTINS = new Set(["String", "Object", "StringBuilder", "StringBuffer", "CharSequence", "Integer", "Long", "Short", "Byte", "Character", "Boolean", "Double", "Float", "Number", "Math", "StrictMath", "System", "Thread", "ThreadLocal", "Class", "ClassLoader", "Enum", "Record", "Iterable", "Comparable", "Runnable", "AutoCloseable", "Appendable", "Readable", "Cloneable", "Throwable", "Exception", "Error", "RuntimeException", "IllegalArgumentException", "IllegalStateException", "NullPointerException", "UnsupportedOperationException", "IndexOutOfBoundsException", "ArrayIndexOutOfBoundsException", "ClassCastException", "ArithmeticException", "NumberFormatException", "InterruptedException", "CloneNotSupportedException", "AssertionError", "OutOfMemoryError", "StackOverflowError", "Runtime", "Process", "ProcessBuilder", "StackTraceElement", "Void", "Override", "Deprecated", "SuppressWarnings", "FunctionalInterface", "SafeVarargs"]);
 
+function withoutGenerics(type: string): string {
+  let t = type;
+  while (/<[^<>]*>/.test(t)) t = t.replace(/<[^<>]*>/g, "");
+  return t.replace(/@[\w$.]+(\([^()]*\))?\s*/g, "").replace(/\s+/g, "");
+}
+
 /** A call's arguments (comments are none): an overloaded method is chosen by their number and types. */
 function callArgs(call: TSNode): TSNode[] | undefined {
   const args = call.childForFieldName("arguments");
@@ -101,12 +107,14 @@ export const java: LanguageSpec = {
   grammar: "tree-sitter-java.wasm",
   query: QUERY,
   docstring: (def) => leadingComment(def),
+  // Bases as written, generics dropped: `HttpConnection.Base<Connection.Request>` → `HttpConnection.Base` (a nested type is named through its outer one).
   bases(def) {
     const out: string[] = [];
-    const sup = def.childForFieldName("superclass");
-    if (sup) out.push(bareTypeName(sup.text.replace(/^extends\s+/, "")));
-    const ifs = def.childForFieldName("interfaces");
-    if (ifs) for (const t of ifs.descendantsOfType("type_identifier")) if (t) out.push(t.text);
+    const sup = def.childForFieldName("superclass")?.namedChildren[0];
+    if (sup) out.push(withoutGenerics(sup.text));
+    const ifs = def.childForFieldName("interfaces") ?? def.namedChildren.find((c) => c?.type === "extends_interfaces");
+    const list = ifs?.namedChildren.find((c) => c?.type === "type_list");
+    for (const t of list?.namedChildren ?? []) if (t) out.push(withoutGenerics(t.text));
     return out;
   },
   imports: importsOf,

@@ -93,11 +93,12 @@ export function isTypeVariable(t: string): boolean {
 
 /**
  * How an argument of a literal or final type (`String`, `int`, `Integer`; `null`, `λ` for a lambda or
- * method reference, `[]` for an array) fits a parameter type named `p`.
+ * method reference, `[]` for an array, `enum T` for a constant of a JDK type `T`) fits a parameter type named `p`.
  */
 export function literalFit(arg: string, p: string): number {
   if (!p) return 0;
   if (arg === p) return 1;
+  if (arg.startsWith("enum ")) return arg.slice(5) === p ? 1 : ["Object", "Enum", "Comparable", "Serializable", "Constable"].includes(p) || isTypeVariable(p) ? 0 : -1;
   if (arg === "null") return PRIMITIVE.has(p) ? -1 : 0;
   if (arg === "λ") return PRIMITIVE.has(p) || isFinalType(p) || p === "[]" ? -1 : 0;
   if (isTypeVariable(p)) return 0;

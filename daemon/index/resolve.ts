@@ -653,7 +653,9 @@ export class GraphResolver {
         this.dep("t:", typeId);
         next.push(...(this.baseIds.get(typeId) ?? []));
       }
-      if (fits.length) return fits.length > 1 && argList?.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
+      // Arguments no overload here takes may be taken by a base's (an override of one overload hides none of the others).
+      const chosen = fits.length && argList?.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
+      if (chosen.length) return chosen;
       level = next;
     }
     return [];
@@ -679,6 +681,10 @@ export class GraphResolver {
     if (!arg) return undefined;
     if (arg === "λ" || arg === "null") return { lit: arg };
     if (arg === "⟨[]⟩") return { lit: "[]" };
+    // `Modifier.PUBLIC`: a constant of a type outside the project, an enum's, is of that type.
+    const constant = /^([A-Z][\w$]*)\.[A-Z][A-Z0-9_]*$/.exec(arg)?.[1];
+    const owner = constant ? this.typeNamed(fi, constant, callerId) : undefined;
+    if (owner?.kind === "outside" && owner.type && !isFinalType(owner.type)) return { lit: `enum ${owner.type}` };
     const lit = literalType(arg);
     if (lit) return { lit };
     const declared = /^⟨([\w$.]+)⟩$/.exec(arg)?.[1];
@@ -980,8 +986,13 @@ export class GraphResolver {
       const nested = this.nestedNamed(fi, parts, from);
       if (nested) return nested;
       // A fully qualified name (`org.jsoup.nodes.Attribute`) where a package is a module.
-      const qualified = fi.spec.packageImport ? this.lookupInModule(fi, parts.slice(0, -1).join("."), last) : undefined;
-      if (qualified && CLASS_LIKE.has(this.nodes.get(qualified)?.type ?? "")) return { kind: "type", id: qualified };
+      const pkg = parts.slice(0, -1).join(".");
+      if (fi.spec.packageImport && /^[a-z]/.test(pkg)) {
+        const qualified = this.lookupInModule(fi, pkg, last);
+        if (qualified && CLASS_LIKE.has(this.nodes.get(qualified)?.type ?? "")) return { kind: "type", id: qualified };
+        // A package the project does not hold (`org.w3c.dom.Document`).
+        if (this.importFiles(fi, pkg).length === 0) return outside;
+      }
     } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
     else if (this.outsideName(fi, t)) return outside;
     else {
@@ -1226,7 +1237,10 @@ export class GraphResolver {
         const hit = this.dirName(target.family, target.dir, name);
         if (hit) return hit;
         // An import of a class's member: Java's `import static a.b.C.m`, a nested class `a.b.C.Inner`.
-        const cls = this.fileTop(p, spec.slice(spec.lastIndexOf(".") + 1));
+        const segs = spec.split(".");
+        const at = segs.findIndex((seg) => CLASS_LIKE.has(this.nodes.get(this.fileTop(p, seg) ?? "")?.type ?? ""));
+        let cls = at >= 0 ? this.fileTop(p, segs[at]) : undefined;
+        for (let i = at + 1; cls && i < segs.length; i++) cls = this.member(cls, segs[i]);
         const member = cls && CLASS_LIKE.has(this.nodes.get(cls)?.type ?? "") ? this.memberOf(cls, name) : undefined;
         if (member) return member;
         continue;

@@ -137,10 +137,14 @@ export const java: LanguageSpec = {
   packageImport: true,
   // A Kotlin class's companion (`Foo.Companion.create()`) or an object's instance (`Foo.INSTANCE.x()`): members of Foo here.
   typeReceiver: (recv) => recv.match(/^([A-Za-z_$][\w$]*)\.(?:Companion|INSTANCE)$/)?.[1],
-  // `a.b.C` is a class file ending in a/b/C.java; `a.b` a package: every file of a directory ending in a/b.
+  // `a.b.C` is a class file ending in a/b/C.java, `a.b.C.Inner` (a nested type, or a static import's
+  // class) is C's; `a.b` a package: every file of a directory ending in a/b.
   resolveImport(spec, _from, project) {
-    const rel = spec.replace(/\./g, "/");
-    const cls = project.filesEndingWith(`${rel}.java`);
-    return cls.length ? cls : project.dirsEndingWith(rel).flatMap((d) => project.filesIn(d));
+    const segs = spec.split(".");
+    for (let n = segs.length; n > 0 && (n === segs.length || /^[A-Z]/.test(segs[n])); n--) {
+      const cls = project.filesEndingWith(`${segs.slice(0, n).join("/")}.java`);
+      if (cls.length) return cls;
+    }
+    return project.dirsEndingWith(segs.join("/")).flatMap((d) => project.filesIn(d));
   },
 };

@@ -27,7 +27,7 @@ import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
 /** Version of what a build derives from the files; an index of another version is rebuilt whole. */
-export const INDEX_VERSION = "6";
+export const INDEX_VERSION = "7";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -637,9 +637,10 @@ export class GraphResolver {
    */
   private overloadsOf(fi: FileState, caller: number, callerId: string, target: string, argList: string[] | undefined): string[] {
     const info = this.nodes.get(target);
-    const args = argList?.length ?? 0;
-    // Both languages must write their parameters for a count to tell (a Java call of a Kotlin function takes it as found).
-    if (!fi.spec.overloads || info?.type !== "method" || !info.parent || !this.files.get(info.file)?.spec.overloads) return [target];
+    // Both languages must write their parameters for a count to tell (a Java call of a Kotlin function takes it as found);
+    // a call read without its arguments (an index of an older version) takes it as found too.
+    if (!fi.spec.overloads || !argList || info?.type !== "method" || !info.parent || !this.files.get(info.file)?.spec.overloads) return [target];
+    const args = argList.length;
     const seen = new Set<string>();
     let level = [info.parent];
     for (let depth = 0; level.length && depth <= 4; depth++) {
@@ -654,7 +655,7 @@ export class GraphResolver {
         next.push(...(this.baseIds.get(typeId) ?? []));
       }
       // Arguments no overload here takes may be taken by a base's (an override of one overload hides none of the others).
-      const chosen = fits.length && argList?.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
+      const chosen = fits.length && argList.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
       if (chosen.length) return chosen;
       level = next;
     }

@@ -99,7 +99,7 @@ export class Extractor {
     const found: Found[] = [];
     // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
     const defined = new Map<number, { pattern: number; at: number }>();
-    const callSites: { start: number; name: string; receiver?: string; line: number }[] = [];
+    const callSites: { start: number; name: string; receiver?: string; args?: { start: number; text: string; type?: string }[]; line: number }[] = [];
     const locals: Binding[] = [];
     const declares: { name: string; line: number }[] = [];
     for (const m of query.matches(root)) {
@@ -138,7 +138,7 @@ export class Extractor {
           before.pattern = m.patternIndex;
         }
       } else if (call && callName && (!spec.isCall || spec.isCall(call))) {
-        callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, line: call.startPosition.row + 1 });
+        callSites.push({ start: call.startIndex, name: callName.text, receiver: receiver?.text, args: spec.callArgs?.(call)?.map((a) => ({ start: a.startIndex, text: a.text, type: spec.argType?.(a) })), line: call.startPosition.row + 1 });
       }
     }
     found.sort((a, b) => a.start - b.start || b.end - a.end);
@@ -264,6 +264,7 @@ export class Extractor {
       const receiverType = c.receiver ? scopes.rewrite(c.receiver, caller, c.start) : undefined;
       if (receiverType) call.receiverType = receiverType;
       if (!c.receiver && scopes.shadows(caller, c.name)) call.shadowed = true;
+      if (c.args) call.args = c.args.map((a) => argExpr(a, (text) => scopes.rewrite(text, caller, a.start) ?? (scopes.boundUntyped(text, caller, a.start) ? "" : undefined)));
       calls.push(call);
     }
 
@@ -284,6 +285,16 @@ export class Extractor {
       ...(declares.length ? { declares } : {}),
     };
   }
+}
+
+/** Arguments longer than this are not typed: an overload is chosen by names, calls and literals. */
+const ARG_CAP = 400;
+
+/** An argument as a receiver expression: the type its syntax gives it, else its text read through the caller's bindings. */
+function argExpr(a: { text: string; type?: string }, rewrite: (text: string) => string | undefined): string {
+  const t = a.type === undefined ? undefined : a.type === "λ" || a.type === "null" ? a.type : typeText(a.type);
+  if (t) return t === "λ" || t === "null" ? t : `⟨${t}⟩`;
+  return a.text.length > ARG_CAP ? "" : (rewrite(a.text) ?? a.text);
 }
 
 /** The innermost definition spanning `pos` (definitions sorted by start, nested or disjoint), or -1. */

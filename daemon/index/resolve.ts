@@ -6,6 +6,7 @@ import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
 import { dispatchCandidates, type DispatchView } from "./dispatch.js";
+import { isFinalType, isPrimitive, isTypeVariable, jdkFit, literalFit, literalType, paramType } from "./overloads.js";
 
 const CLASS_LIKE = new Set<string>(["class", "interface", "struct", "enum", "type"]);
 /** A receiver naming a module by its full dotted name (Elixir's `Mix.Project.config()`): resolved as one name. */
@@ -449,7 +450,7 @@ export class GraphResolver {
     ex.defs.forEach((d, i) => {
       const parent = d.parent >= 0 ? st.ids[d.parent] : ex.path;
       const p = prints.get(d.name) ?? { text: "", parents: [] };
-      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""}|${d.methods?.join(",") ?? ""};`;
+      p.text += `${st.ids[i]}|${d.kind}|${parent}|${d.receiverType ?? ""}|${st.topLevel.get(d.name) === st.ids[i] ? 1 : 0}|${d.returnType ?? ""}|${d.fields?.join(",") ?? ""}|${d.paramTypes?.join(",") ?? ""}|${d.methods?.join(",") ?? ""}|${d.bases.join(",")};`;
       if (d.parent >= 0) p.parents.push(parent);
       prints.set(d.name, p);
     });
@@ -585,7 +586,7 @@ export class GraphResolver {
     st.ex.defs.forEach((d, i) => {
       const id = st.ids[i];
       for (const b of d.bases) {
-        const target = this.resolveName(st, b, true);
+        const target = st.spec.packageImport ? this.baseNamed(st, b, id) : this.resolveName(st, b, true);
         if (!target || target === id) continue;
         const list = st.bases.get(id);
         if (list) list.push(target);
@@ -602,6 +603,23 @@ export class GraphResolver {
       for (const base of new Set([...(a ?? []), ...(b ?? [])])) emit(`s:${base}`);
       this.subIndex = undefined;
     }
+  }
+
+  /**
+   * A base as a Java class names it: a dotted name through its outer type or package, a nested type
+   * of the classes around it (their own members: their bases may not stand yet), else by name.
+   */
+  private baseNamed(st: FileState, b: string, id: string): string | undefined {
+    const parts = b.split(".");
+    for (let t = this.enclosingType(this.nodes.get(id)?.parent), hops = 0; t && hops < 8 && parts.length === 1; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+      const m = this.member(t, b);
+      if (m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "")) return m;
+    }
+    if (parts.length === 1) return this.resolveName(st, b, true);
+    let cur = this.resolveName(st, parts[0], true, true) ?? (parts.length > 1 ? this.lookupInModule(st, parts.slice(0, -1).join("."), parts[parts.length - 1]) : undefined);
+    if (cur && this.nodes.get(cur)?.name === parts[parts.length - 1]) return cur;
+    for (let i = 1; cur && i < parts.length; i++) cur = this.member(cur, parts[i]);
+    return cur && CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "") ? cur : undefined;
   }
 
   /** The file's edges: containment, inheritance, imports and calls. */
@@ -654,7 +672,7 @@ export class GraphResolver {
         const callerId = c.caller >= 0 ? fi.ids[c.caller] : ex.path;
         this.staticReceiver = undefined;
         const target = this.callTarget(fi, c, callerId);
-        if (target) add(callerId, target, "calls");
+        if (target) for (const t of this.overloadsOf(fi, c.caller, callerId, target, c.args)) add(callerId, t, "calls");
         if (!this.staticReceiver) continue;
         const { targets, confidence } = dispatchCandidates(this.dispatchView, fi.family, this.staticReceiver, c.name, target, ex.path);
         for (const t of targets) add(callerId, t, "calls", confidence);
@@ -676,6 +694,8 @@ export class GraphResolver {
     if (!recv) {
       const builtin = fi.spec.builtins?.has(c.name);
       if (c.name === "super" && !builtin) return this.baseConstructor(this.enclosingType(callerId));
+      // Java's `this(…)`: another constructor of the class.
+      if (c.name === "this" && selfNames.includes("this")) return this.enclosingType(callerId);
       // A name the caller binds (a parameter, a local, a nested helper) is none of the project's definitions.
       if (c.shadowed) return undefined;
       const t = implicitSelf ? this.enclosingType(callerId) : undefined;
@@ -707,6 +727,146 @@ export class GraphResolver {
     // A receiver of unknown type: a method defined once in the project, never a top-level function.
     if (TOO_COMMON.has(c.name) || c.name.length <= 3 || fi.spec.moduleReceivers) return undefined;
     return this.unique(c.name, fi.family, false, false, true);
+  }
+
+  /**
+   * The overloads a call with `args` arguments may mean (`LanguageSpec.overloads`): the methods of
+   * the target's name taking that many in the class the target belongs to, else in its bases, nearest
+   * first; none when no method of the name takes that many. Never another class's method.
+   */
+  private overloadsOf(fi: FileState, caller: number, callerId: string, target: string, argList: string[] | undefined): string[] {
+    const info = this.nodes.get(target);
+    // Both languages must write their parameters for a count to tell (a Java call of a Kotlin function takes it as found);
+    // a call read without its arguments (an index of an older version) takes it as found too.
+    if (!fi.spec.overloads || !argList || info?.type !== "method" || !info.parent || !this.files.get(info.file)?.spec.overloads) return [target];
+    const args = argList.length;
+    const seen = new Set<string>();
+    let level = [info.parent];
+    for (let depth = 0; level.length && depth <= 4; depth++) {
+      const fits: string[] = [];
+      const next: string[] = [];
+      for (const typeId of level) {
+        if (seen.has(typeId)) continue;
+        seen.add(typeId);
+        this.dep("m:", typeId, "\0", info.name);
+        for (const m of this.members.get(typeId)?.get(info.name) ?? []) if (this.takes(m.id, args)) fits.push(m.id);
+        this.dep("t:", typeId);
+        next.push(...(this.baseIds.get(typeId) ?? []));
+      }
+      // Arguments no overload here takes may be taken by a base's (an override of one overload hides none of the others).
+      const chosen = fits.length && argList.length ? this.byArgTypes(fi, caller, callerId, fits.sort(), argList) : fits.sort();
+      if (chosen.length) return chosen;
+      level = next;
+    }
+    return [];
+  }
+
+  /** Of overloads taking as many arguments as a call passes, those its arguments' known types fit best (all when none is known to fit). */
+  private byArgTypes(fi: FileState, caller: number, callerId: string, cands: string[], args: string[]): string[] {
+    const values = args.map((a) => this.argValue(fi, caller, callerId, a));
+    let best: string[] = [];
+    let top = -Infinity;
+    for (const id of cands) {
+      const score = this.argsFit(id, values);
+      if (score === undefined || score < top) continue;
+      if (score > top) best = [];
+      top = score;
+      best.push(id);
+    }
+    return best;
+  }
+
+  /** What an argument is: a literal or final type by name (`lit`), a value the resolver evaluates, or unknown. */
+  private argValue(fi: FileState, caller: number, callerId: string, arg: string): { lit: string } | Value | undefined {
+    if (!arg) return undefined;
+    if (arg === "λ" || arg === "null") return { lit: arg };
+    if (arg === "⟨[]⟩") return { lit: "[]" };
+    // `Modifier.PUBLIC`: a constant of a type outside the project, an enum's, is of that type.
+    const constant = /^([A-Z][\w$]*)\.[A-Z][A-Z0-9_]*$/.exec(arg)?.[1];
+    const owner = constant ? this.typeNamed(fi, constant, callerId) : undefined;
+    if (owner?.kind === "outside" && owner.type && !isFinalType(owner.type)) return { lit: `enum ${owner.type}` };
+    const lit = literalType(arg);
+    if (lit) return { lit };
+    const declared = /^⟨([\w$.]+)⟩$/.exec(arg)?.[1];
+    if (declared && isFinalType(declared)) return { lit: declared };
+    const v = this.receiverValue(fi, caller, callerId, arg);
+    return v?.kind === "outside" && v.type && isFinalType(v.type) ? { lit: v.type } : v;
+  }
+
+  /** How a method's parameters fit known arguments: the sum of their fits, fixed arity before varargs; undefined when one cannot be passed. */
+  private argsFit(id: string, values: ({ lit: string } | Value | undefined)[]): number | undefined {
+    const info = this.nodes.get(id)!;
+    const st = this.files.get(info.file)!;
+    const params = (st.ex.defs[info.index!].paramTypes ?? []).map(paramType);
+    const varargs = params.at(-1)?.varargs ?? false;
+    let score = varargs ? -100 : 0;
+    for (const [i, v] of values.entries()) {
+      const p = params[Math.min(i, params.length - 1)];
+      if (!v || !p) continue;
+      // An array (or a value of no known type) passed where the varargs are.
+      if (p.varargs && i === params.length - 1 && values.length === params.length && ("lit" in v ? v.lit === "[]" : v.kind === "outside" && !v.type)) continue;
+      const fit = this.argFit(st, id, v, p.name);
+      if (fit < 0) return undefined;
+      score += fit;
+    }
+    return score;
+  }
+
+  /** How one known argument fits a parameter type written in the callee's file (see overloads.ts). */
+  private argFit(st: FileState, id: string, v: { lit: string } | Value, p: string): number {
+    if ("lit" in v) return literalFit(v.lit, p);
+    if (!p || isTypeVariable(p)) return 0;
+    // A value of no known type (a primitive's: `int` names no type of the project) fits any but the project's types.
+    if (v.kind === "outside" && !v.type) return isPrimitive(p) || p === "[]" || isFinalType(p) ? 0 : this.typeNamed(st, p, id)?.kind === "type" ? -1 : 0;
+    if (p === "[]" || isPrimitive(p)) return -1;
+    if (v.kind !== "type" && v.kind !== "outside") return 0;
+    const param = this.typeNamed(st, p, id);
+    if (v.kind === "outside") {
+      if (param?.kind === "type") return -1; // a type outside the project extends none of the project's
+      if (!v.type) return 0;
+      return jdkFit(v.type, p) ?? (isFinalType(p) ? -1 : 0);
+    }
+    if (param?.kind !== "type") {
+      if (!param || p === "Object") return 0;
+      if (isFinalType(p)) return -1;
+      // A type outside the project: one the argument's type (or a base) names outside, maybe one of theirs, else none.
+      let fit = -1;
+      for (const b of this.outsideBases(v.id)) fit = Math.max(fit, jdkFit(b, p) ?? 0);
+      return fit;
+    }
+    if (param.id === v.id) return 1;
+    return this.extendsType(v.id, param.id) ? 0 : -1;
+  }
+
+  /** The bases a type of the project and its bases name that are no types of the project (`ArrayList`, `Filer`), by name. */
+  private outsideBases(typeId: string, out = new Set<string>(), depth = 0): Set<string> {
+    const info = this.nodes.get(typeId);
+    const st = info ? this.files.get(info.file) : undefined;
+    if (!info || !st || info.index === undefined || depth > 8) return out;
+    this.dep("f:", info.file, "\0", info.name);
+    for (const b of st.ex.defs[info.index].bases) {
+      const v = this.typeNamed(st, b, typeId);
+      if (v?.kind === "type") this.outsideBases(v.id, out, depth + 1);
+      else out.add(b);
+    }
+    return out;
+  }
+
+  /** Whether a type of the project has another among its bases, transitively. */
+  private extendsType(typeId: string, base: string, depth = 0): boolean {
+    if (depth > 8) return false;
+    this.dep("t:", typeId);
+    return (this.baseIds.get(typeId) ?? []).some((b) => b === base || this.extendsType(b, base, depth + 1));
+  }
+
+  /** Whether a method takes `args` arguments (no parameter types written: none; a varargs one takes any number from there). */
+  private takes(id: string, args: number): boolean {
+    const info = this.nodes.get(id);
+    if (info?.type !== "method" || info.index === undefined) return false;
+    const st = this.files.get(info.file);
+    if (!st?.spec.overloads) return false;
+    const params = st.ex.defs[info.index].paramTypes ?? [];
+    return params.at(-1)?.endsWith("...") ? args >= params.length - 1 : args === params.length;
   }
 
   /** A member of what a receiver evaluated to. */
@@ -757,9 +917,9 @@ export class GraphResolver {
     if (depth > 4) return undefined;
     const ex = new ReceiverText(text);
     let cur = this.rootValue(fi, caller, callerId, ex, depth);
-    // Whatever follows a value outside the project stays outside it.
-    if (cur?.kind === "outside") return cur;
-    while (!ex.done()) {
+    // Whatever follows a value outside the project stays outside it, of a type not known.
+    if (cur?.kind === "outside") return (ex.space(), ex.done()) ? cur : OUTSIDE;
+    while ((ex.space(), !ex.done())) {
       if (ex.eat("!")) continue;
       if (ex.eat(".(")) {
         // Go's type assertion `x.(T)`: the type, whatever x was.
@@ -768,23 +928,29 @@ export class GraphResolver {
         continue;
       }
       if (!cur || (!ex.eat("?.") && !ex.eat("."))) return undefined;
+      ex.space();
+      // Java's explicit type arguments: `x.<T>m()`.
+      ex.generics();
       const name = ex.name();
       if (!name) return undefined;
       ex.generics();
-      const called = ex.args();
-      if (cur.kind === "outside") return cur;
+      const argText = ex.peek("(") ? ex.group() : undefined;
+      const called = argText !== undefined;
+      if (cur.kind === "outside") return OUTSIDE;
       if (called) {
         // `mod.C(…)` makes a C; `x.m(…)` is what m returns.
-        const m = this.memberOfValue(fi, cur, name);
+        let m = this.memberOfValue(fi, cur, name);
+        // Of overloads, the one its arguments choose (a setter `tagSet(t)` returns other than its getter `tagSet()`).
+        if (m && fi.spec.overloads) m = this.overloadsOf(fi, caller, callerId, m, argText!.trim() ? splitTop(argText!, ",").map(chainArg) : [])[0];
         cur = !m ? undefined : CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : this.returned(m, depth);
-      } else cur = cur.kind === "type" ? this.fieldValue(cur.id, name, depth) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
+      } else cur = cur.kind === "type" ? (this.fieldValue(cur.id, name, depth) ?? this.nestedType(cur.id, name)) : cur.kind === "module" ? this.moduleMember(fi, cur.spec, name) : undefined;
     }
     return cur;
   }
 
   private rootValue(fi: FileState, caller: number, callerId: string, ex: ReceiverText, depth: number): Value | undefined {
     const declared = ex.declared();
-    if (declared !== undefined) return this.typeNamed(fi, declared);
+    if (declared !== undefined) return this.typeNamed(fi, declared, callerId);
     const ctx = ex.contextual();
     if (ctx) return this.callbackParam(fi, caller, callerId, ctx, depth);
     if (ex.literal()) return OUTSIDE;
@@ -792,14 +958,15 @@ export class GraphResolver {
       const t = ex.qualified();
       ex.generics();
       ex.args();
-      return t ? this.typeNamed(fi, t) : undefined;
+      return t ? this.typeNamed(fi, t, callerId) : undefined;
     }
     ex.eat("&");
     if (ex.peek("(")) {
       const inner = ex.group();
       if (inner === undefined) return undefined;
-      const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/);
-      return cast ? this.typeNamed(fi, cast[1]) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
+      // TypeScript's `(x as T)`, Java's `((T) x)`.
+      const cast = inner.match(/\bas\s+([A-Za-z_$][\w$.]*)[^()]*$/) ?? inner.match(/^\(\s*([A-Za-z_$][\w$.]*)\s*(?:<[^()]*>)?\s*\)\s*[\w$]/);
+      return cast ? this.typeNamed(fi, cast[1], callerId) : this.receiverValue(fi, caller, callerId, inner, depth + 1);
     }
     const name = ex.name();
     if (!name) return undefined;
@@ -822,7 +989,9 @@ export class GraphResolver {
       ex.generics();
       const args = ex.group();
       if (name === "new" && fi.spec.id === "go") return this.typeNamed(fi, typeText(args ?? "") ?? "");
-      const target = this.resolveName(fi, name, false, true);
+      // A bare call of a method of the class (Java's `origin().file`), where the language has them.
+      const type = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined;
+      const target = (type ? this.memberOf(type, name) : undefined) ?? this.resolveName(fi, name, false, true);
       const node = target ? this.nodes.get(target) : undefined;
       if (node && CLASS_LIKE.has(node.type)) return { kind: "type", id: target! };
       if (node && (node.type === "function" || node.type === "method")) return this.returned(target!, depth);
@@ -837,8 +1006,20 @@ export class GraphResolver {
     if (!target) {
       const global = this.importedGlobal(fi, name, depth);
       if (global) return global;
+      // A bare name where methods name their class's members bare (Java) may be a field the class inherits or declares below.
+      // An inner class sees its outer classes' fields too.
+      for (let t = fi.spec.implicitSelf ? this.enclosingType(callerId) : undefined, hops = 0; t && hops < 4; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+        const field = this.fieldValue(t, name, depth);
+        if (field) return field;
+      }
     }
     return builtins?.has(name) || this.outsideName(fi, name) ? OUTSIDE : undefined;
+  }
+
+  /** A type declared inside another (Java's `Document.OutputSettings`). */
+  private nestedType(typeId: string, name: string): Value | undefined {
+    const m = this.member(typeId, name);
+    return m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "") ? { kind: "type", id: m } : undefined;
   }
 
   /** A variable another file of the project binds at file level and this one imports (`from .globals import current_app`). */
@@ -885,8 +1066,11 @@ export class GraphResolver {
     return !!fi.spec.builtins?.has(name);
   }
 
-  /** A declared type, in the file declaring it: a type of the project, or something outside it. */
-  private typeNamed(fi: FileState, t: string): Value | undefined {
+  /**
+   * A declared type, in the file declaring it: a type of the project, or something outside it.
+   * `from`: the definition it is written in, whose enclosing types' nested types it may name.
+   */
+  private typeNamed(fi: FileState, t: string, from?: string): Value | undefined {
     if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(t)) return { kind: "outside" };
     const parts = t.split(".");
     const last = parts[parts.length - 1];
@@ -899,12 +1083,46 @@ export class GraphResolver {
         return hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "") ? { kind: "type", id: hit } : undefined;
       }
       if (this.outsideName(fi, parts[0])) return outside;
+      const nested = this.nestedNamed(fi, parts, from);
+      if (nested) return nested;
+      // A fully qualified name (`org.jsoup.nodes.Attribute`) where a package is a module.
+      const pkg = parts.slice(0, -1).join(".");
+      if (fi.spec.packageImport && /^[a-z]/.test(pkg)) {
+        const qualified = this.lookupInModule(fi, pkg, last);
+        if (qualified && CLASS_LIKE.has(this.nodes.get(qualified)?.type ?? "")) return { kind: "type", id: qualified };
+        // A package the project does not hold (`org.w3c.dom.Document`).
+        if (this.importFiles(fi, pkg).length === 0) return outside;
+      }
     } else if (fi.spec.builtins?.has(t) && !this.definedHere(fi, t)) return outside;
     else if (this.outsideName(fi, t)) return outside;
+    else {
+      const inScope = from ? this.typeInScope(from, t) : undefined;
+      if (inScope) return { kind: "type", id: inScope };
+    }
     const hit = this.resolveName(fi, last, true);
     if (hit && CLASS_LIKE.has(this.nodes.get(hit)?.type ?? "")) return { kind: "type", id: hit };
     // A name no file of the project declares: a type parameter, a builtin or a dependency's type.
     return hit ? undefined : OUTSIDE;
+  }
+
+  /** A type nested in a type the file sees (`Outer.Inner`), without a guess by uniqueness. */
+  private nestedNamed(fi: FileState, parts: string[], from?: string): Value | undefined {
+    let cur = (from ? this.typeInScope(from, parts[0]) : undefined) ?? this.resolveName(fi, parts[0], true, true);
+    for (let i = 1; cur && i < parts.length; i++) {
+      if (!CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "")) return undefined;
+      cur = this.member(cur, parts[i]);
+    }
+    return cur && CLASS_LIKE.has(this.nodes.get(cur)?.type ?? "") ? { kind: "type", id: cur } : undefined;
+  }
+
+  /** A type named so where a definition is written: a type around it, or one nested in (or inherited by) one of those. */
+  private typeInScope(from: string, name: string): string | undefined {
+    for (let t = this.enclosingType(from), hops = 0; t && hops < 8; t = this.enclosingType(this.nodes.get(t)?.parent), hops++) {
+      if (this.nodes.get(t)?.name === name) return t;
+      const m = this.memberOf(t, name);
+      if (m && CLASS_LIKE.has(this.nodes.get(m)?.type ?? "")) return m;
+    }
+    return undefined;
   }
 
   private definedHere(fi: FileState, name: string): boolean {
@@ -923,7 +1141,7 @@ export class GraphResolver {
       const t = this.enclosingType(id);
       return t ? { kind: "type", id: t } : undefined;
     }
-    return this.typeNamed(st, rt);
+    return this.typeNamed(st, rt, id);
   }
 
   /** A field of a type (or of its bases), evaluated in the type's own file. */
@@ -1118,6 +1336,13 @@ export class GraphResolver {
       if (target.spec.directoryScope) {
         const hit = this.dirName(target.family, target.dir, name);
         if (hit) return hit;
+        // An import of a class's member: Java's `import static a.b.C.m`, a nested class `a.b.C.Inner`.
+        const segs = spec.split(".");
+        const at = segs.findIndex((seg) => CLASS_LIKE.has(this.nodes.get(this.fileTop(p, seg) ?? "")?.type ?? ""));
+        let cls = at >= 0 ? this.fileTop(p, segs[at]) : undefined;
+        for (let i = at + 1; cls && i < segs.length; i++) cls = this.member(cls, segs[i]);
+        const member = cls && CLASS_LIKE.has(this.nodes.get(cls)?.type ?? "") ? this.memberOf(cls, name) : undefined;
+        if (member) return member;
         continue;
       }
       const direct = this.fileTop(p, name) ?? this.tableMember(p, name);
@@ -1164,6 +1389,9 @@ export class GraphResolver {
     if (fi.spec.directoryScope) {
       const pkg = this.dirName(fi.family, fi.dir, name);
       if (pkg) return pkg;
+      // Java: a package's other directories (its test tree beside its main tree).
+      const other = fi.spec.packageImport && fi.ex.packageName ? this.lookupInModule(fi, fi.ex.packageName, name) : undefined;
+      if (other) return other;
     }
     const imp = this.importedOf(fi, name);
     if (imp) {
@@ -1230,6 +1458,12 @@ function intersects(a: Uint32Array, b: Uint32Array): boolean {
     if (lo < large.length && large[lo] === x) return true;
   }
   return false;
+}
+
+/** An argument inside a receiver chain, which the extractor read through no bindings: unknown when it starts with a name a local may bind. */
+function chainArg(text: string): string {
+  const a = text.trim();
+  return /^(?!this\b|new\b)[a-z_$]/.test(a) ? "" : a;
 }
 
 function pad(i: number): string {

@@ -33,7 +33,7 @@ export function typeText(raw: string): string | undefined {
   const parts = splitTop(t, "|").map((p) => p.trim()).filter((p) => p && !/^(null|undefined|None|void)$/.test(p));
   if (parts.length !== 1) return undefined;
   t = parts[0];
-  if (/^\[|\[\]$|=>|^func\b|^map\[|^chan\b|^\(|^\{/.test(t)) return BUILTIN_COLLECTION;
+  if (/^\[|\[\]$|=>|^func\b|^map\[|^chan\b|^\(|^\{|\.\.\./.test(t)) return BUILTIN_COLLECTION;
   const m = t.replace(/^[*&\s]+/, "").match(/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*/);
   return m ? m[0] : undefined;
 }
@@ -133,6 +133,13 @@ export class Scopes {
     return rest ? `(${inner})${rest}` : inner;
   }
 
+  /** Whether the caller binds an expression's first name without a type or value (a lambda's parameter): nothing is known of it. */
+  boundUntyped(text: string, caller: number, pos: number): boolean {
+    const root = /^[A-Za-z_$][\w$]*/.exec(text)?.[0];
+    const b = root && !this.selfNames.includes(root) ? this.binding(caller, root, pos) : undefined;
+    return !!b && !b.type && b.value === undefined;
+  }
+
   /** The nearest binding of `name` before `pos` in the caller or a definition enclosing it (the file last); one with a type or value wins a tie. */
   private binding(caller: number, name: string, pos: number): Binding | undefined {
     for (let i = caller; ; i = this.defs[i].parent) {
@@ -157,6 +164,12 @@ export class ReceiverText {
 
   done(): boolean {
     return this.i >= this.s.length;
+  }
+
+  /** Moves past whitespace and comments (a builder chain's line breaks). */
+  space(): void {
+    const m = /^(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/.exec(this.s.slice(this.i));
+    if (m) this.i += m[0].length;
   }
 
   peek(t: string): boolean {

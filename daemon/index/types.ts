@@ -45,6 +45,11 @@ export interface RawCall {
   receiverType?: string;
   /** A call without receiver of a name the caller binds itself (a parameter, a local, a nested function): none of the project's. */
   shadowed?: boolean;
+  /**
+   * Its arguments, in a language choosing overloads by them (`LanguageSpec.overloads`): each a
+   * receiver expression (`⟨T⟩` for a type its syntax or a declaration gives it), "" when not known.
+   */
+  args?: string[];
   line: number;
 }
 

@@ -67,6 +67,16 @@ export interface LanguageSpec {
    * parameter's (contextual typing).
    */
   contextualParam?(name: TSNode): { callee: string; arg: number; param: number } | undefined;
+  /** A call's arguments, where the language chooses among overloads by them (`overloads`). */
+  callArgs?(call: TSNode): TSNode[] | undefined;
+  /** The type an argument's syntax alone gives it (a literal's, a cast's), as written; `λ` for a function literal. */
+  argType?(arg: TSNode): string | undefined;
+  /**
+   * Methods of one name in one class are overloads told apart by their parameters (Java): a call
+   * links to the class's ones taking its arguments (`paramTypes`, a varargs one ending in `...`),
+   * by their number, then by the types known of them.
+   */
+  overloads?: boolean;
   /** Names the language defines everywhere (`Object`, `dict`, `len`): a receiver or call of one the project does not define is no call of the project. */
   builtins?: ReadonlySet<string>;
   /** The receiver type of a method declared outside its type (Go), if any. */
@@ -90,6 +100,8 @@ export interface LanguageSpec {
   family?: string;
   /** Files of one directory share their top-level names without imports (a Go or Java package). */
   directoryScope?: boolean;
+  /** A file sees its package's names in every directory holding it, as an import of its `packageName` finds them (Java's main and test trees). */
+  packageImport?: boolean;
   /**
    * Files an import specifier names, in order: the `imports` edge points at the first (a package's
    * entry file), and every one is searched for the names the import binds. [] when it names nothing

@@ -107,8 +107,6 @@ export interface BuildOptions {
   fill?: (job: () => Promise<BuildResult>) => void;
   /** Stops a fill between its parts (the daemon stops): what it wrote stays, and the next build resumes it. */
   fillStop?: AbortSignal;
-  /** Files a fill writes per part (FILL_PART_FILES): tests stop a small tree's fill between parts. */
-  fillPart?: number;
 }
 
 /** What a whole-tree build writes after it is answerable (meta `filling` until then). */
@@ -248,7 +246,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const job = async () => {
         const pool = opts.pool ?? new ParsePool(cfg.build.workers);
         try {
-          return await fillIndex(cfg, { embedder, pool, work: await resumedFill(cfg, embedder.dim, redact), rows: opts.cache?.value?.files, answerable, t0, stop: opts.fillStop, part: opts.fillPart });
+          return await fillIndex(cfg, { embedder, pool, work: await resumedFill(cfg, embedder.dim, redact), rows: opts.cache?.value?.files, answerable, t0, stop: opts.fillStop });
         } finally {
           if (!opts.pool) await pool.close();
         }
@@ -443,7 +441,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (!deferred) return answerable;
       // What the fill needs, and no more: the nodes' texts and their hashes as written, the parsed sources.
       const work = buildFill(delta, new Map([...scanned].filter(([p]) => fresh.has(p))), rows);
-      opts.fill!(() => fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop, part: opts.fillPart }));
+      opts.fill!(() => fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop }));
       return { ...answerable, filling: [...FILLING] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -758,11 +756,25 @@ interface FillWork {
 }
 
 /**
- * Files a fill embeds and counts per transaction. A fill stopped between parts (its daemon stopped,
- * its process killed) keeps the parts it wrote, and `filling`: the next build resumes it with what
- * is left (resumedFill) instead of building the whole tree again.
+ * A fill's parts, each written in a transaction of its own: files in order, each part holding at
+ * least `batch` nodes to embed (a file counts one more for its tokens), the last one fewer; always
+ * one part, which clears `filling`. A fill stopped between parts (its daemon stopped, its process
+ * killed) keeps the parts it wrote, and `filling`: the next build resumes it with what is left
+ * (resumedFill) instead of building the whole tree again.
  */
-const FILL_PART_FILES = 500;
+function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: number): string[][] {
+  const parts: string[][] = [[]];
+  let held = 0;
+  for (const p of paths) {
+    if (held >= batch) {
+      parts.push([]);
+      held = 0;
+    }
+    parts[parts.length - 1].push(p);
+    held += (byFile.get(p)?.length ?? 0) + 1;
+  }
+  return parts;
+}
 
 /** The fill of a whole-tree build just written: every node of `delta`, every file parsed. */
 function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
@@ -834,7 +846,7 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal; part?: number },
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
 ): Promise<BuildResult> {
   const t1 = performance.now();
   const { byFile, counts, sourceOf } = a.work;
@@ -845,11 +857,13 @@ async function fillIndex(
   let total = 0;
   let embedded = 0;
   let counted = 0;
-  const size = a.part ?? FILL_PART_FILES;
+  const parts = fillParts(paths, byFile, cfg.build.batchSize);
   try {
-    for (let s = 0; s === 0 || s < paths.length; s += size) {
+    for (const [i, part] of parts.entries()) {
+      // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
+      // and the daemon's word to stop (or its disconnect) is only read here.
+      if (i > 0) await new Promise((r) => setImmediate(r));
       if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
-      const part = paths.slice(s, s + size);
       const filled = await a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
       const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
       const toEmbed: { i: number; text: string }[] = [];
@@ -869,7 +883,7 @@ async function fillIndex(
         const n = filled.get(p)?.tokens;
         return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
       });
-      total = await store.fill!({ vectors, tokens }, { last: s + size >= paths.length });
+      total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
       embedded += vectors.length;
       counted += tokens.length;
       // The warm rows carry the counts: an incremental build's total moves by a file's count from here.

@@ -518,7 +518,11 @@ export class ThreadBuilder implements Builder {
   }
 
   private thread(): Host {
-    this.worker ??= this.host(threadHost());
+    if (!this.worker) {
+      this.worker = this.host(threadHost());
+      // A build let finish while the daemon stops (one that waited for a whole-tree build's process) leaves its fill for the next start.
+      if (this.windingDown) this.worker.send({ type: "stop-fills" } satisfies ToThread);
+    }
     return this.worker;
   }
 

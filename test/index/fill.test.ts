@@ -142,10 +142,11 @@ it("a fill stopped between its parts keeps them and `filling`; the next build pa
   const inline = makeProject(files);
   const pool = new ParsePool(2);
   cleanups.push(deferred.cleanup, inline.cleanup, () => pool.close());
-  const cfg = resolveConfig(deferred.root);
+  // Parts of 100 nodes: the fill's first of several is written, then it stops.
+  const cfg = { ...resolveConfig(deferred.root), build: { ...resolveConfig(deferred.root).build, batchSize: 100 } };
   const embedder = await createEmbedder(cfg);
   let job: (() => Promise<BuildResult>) | undefined;
-  await buildIndex(cfg, { embedder, pool, fill: (j) => (job = j), fillPart: 10, fillStop: stopAfterParts(1) });
+  await buildIndex(cfg, { embedder, pool, fill: (j) => (job = j), fillStop: stopAfterParts(1) });
   await expect(job!()).rejects.toMatchObject({ code: "BUILD_CANCELLED" });
   const stopped = dump(deferred.root);
   expect(stopped.meta.filling).toBe("vectors,tokens");

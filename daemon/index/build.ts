@@ -13,7 +13,7 @@ import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
-import { fileRoles } from "./file-role.js";
+import { FileRoles, roleFacts } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
@@ -47,6 +47,8 @@ export interface BuildCache {
   carried: number;
   /** The index's file rows. */
   files: Map<string, FileRow>;
+  /** Its files' roles, brought up to date by each build from the files it parsed. */
+  roles?: FileRoles;
 }
 
 /** Graphs of this many nodes are clustered on a thread while the build writes the rest of its index. */
@@ -287,7 +289,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     if (unchanged) {
       if (opts.warm && opts.cache && !opts.cache.value && source === "builtin") {
         const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
-        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous };
+        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous, roles: new FileRoles(resolver.fileFacts()) };
       }
       const answerable = finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
       return resume ? await resumeFill(answerable) : answerable;
@@ -386,6 +388,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (warmFiles) for (const p of [...removed, ...upserts.map((u) => u.row.path)]) totalTokens += (rows.get(p)?.tokens ?? 0) - (previous.get(p)?.tokens ?? 0);
       else totalTokens = [...rows.values()].reduce((s, f) => s + f.tokens, 0);
       const builtAt = new Date().toISOString();
+      const roles = fileRolesAfter(graph, warm, fresh, removed, [...scan.current]);
       const change: Omit<BuildDelta, keyof Clustering> = {
         removedFiles: removed,
         upsertFiles: upserts,
@@ -410,7 +413,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           parse_failed: sortedJson(scan.parseFailed),
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
-          file_roles: sortedJson(graph.resolver ? fileRoles(graph.resolver.fileFacts()) : fileRoles([...scan.current].map((path) => ({ path, copyMark: false, defs: [] })))),
+          file_roles: sortedJson(roles.roles()),
           filling: deferred ? FILLING.join(",") : resume ? stored.filling : "",
         },
       };
@@ -419,7 +422,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
-      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;
+      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows, roles } : undefined;
       await store.close();
 
       const write = source === "builtin" ? graphWrite(cfg, opts, builtAt) : undefined;
@@ -669,6 +672,20 @@ async function resolveChanges(a: {
     if (a.force) for (const p of a.previous.keys()) touched.add(p);
   }
   return { nodes, touched, edgesAdded, edgesRemoved, nodeCount: resolver.nodeCount, edgeCount: resolver.edgeCount, resolver };
+}
+
+/**
+ * The files' roles after a build: the warm ones updated with the files it parsed and removed when
+ * the build updated the warm graph, else judged from every file the graph holds (or, for an
+ * external graph, from paths alone).
+ */
+function fileRolesAfter(graph: GraphChange, warm: BuildCache | undefined, fresh: Map<string, FileExtract>, removed: string[], current: string[]): FileRoles {
+  if (!graph.resolver) return new FileRoles(current.map((path) => ({ path, copyMark: false, defs: [] })));
+  if (warm?.roles && graph.resolver === warm.resolver) {
+    warm.roles.update([...fresh.values()].map(roleFacts), removed);
+    return warm.roles;
+  }
+  return new FileRoles(graph.resolver.fileFacts());
 }
 
 /** The graph of the index as stored, resolved again from its extracts (those `keep` keeps). */

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildIndex, type BuildCache } from "../../dist/daemon/index/build.js";
+import { FileRoles, fileRoles } from "../../dist/daemon/index/file-role.js";
 import { createEmbedder } from "../../dist/daemon/index/embed/select.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { makeProject, touchLater } from "../helpers.js";
@@ -125,5 +126,33 @@ describe("file roles", () => {
     expect(seen[1]["include/jsonlite_all.hpp"]).toBeUndefined();
     expect(seen[2]["include/jsonlite_one.hpp"]).toBe("generated-copy");
     expect(seen[2]["bench/parse_bench.cpp"]).toBeUndefined();
+  });
+
+  it("roles kept warm through random edits, additions and removals equal the roles judged from the whole tree each time", () => {
+    // A fixed-seed generator: the same sequence on every run.
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    // Definitions from a small pool (copies happen), one held by nearly every file (`main`: crosses the common-name bound as files come and go).
+    const factsOf = (p: string) => ({ path: p, copyMark: rand(20) === 0, defs: [...Array.from({ length: 2 + rand(8) }, () => `function:f${rand(30)}`), ...(rand(10) < 9 ? ["function:main"] : [])] });
+    const tree = new Map<string, { path: string; copyMark: boolean; defs: string[] }>();
+    for (let i = 0; i < 55; i++) tree.set(`src/m${i}.c`, factsOf(`src/m${i}.c`));
+    const warm = new FileRoles([...tree.values()]);
+    let moved = 0;
+    for (let step = 0; step < 300; step++) {
+      const changed = Array.from({ length: 1 + rand(3) }, () => factsOf(rand(4) === 0 ? `bench/b${rand(70)}.c` : `src/m${rand(70)}.c`));
+      const removed = rand(3) === 0 ? [...tree.keys()].filter(() => rand(40) === 0) : [];
+      const before = JSON.stringify(fileRoles([...tree.values()]));
+      for (const p of removed) tree.delete(p);
+      for (const f of changed) tree.set(f.path, f);
+      warm.update(changed, removed.filter((p) => !changed.some((f) => f.path === p)));
+      const full = fileRoles([...tree.values()]);
+      expect(warm.roles()).toEqual(full);
+      if (JSON.stringify(full) !== before) moved++;
+    }
+    // The edits moved roles often: the comparison saw both ways.
+    expect(moved).toBeGreaterThan(30);
   });
 });

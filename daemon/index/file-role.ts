@@ -75,7 +75,9 @@ export class FileRoles {
   }
 
   /** Takes the facts of changed (or added) files and the removal of others. */
-  update(changed: RoleFacts[], removed: string[]): void {
+  update(facts: RoleFacts[], removed: string[]): void {
+    // One version of a file: the last given.
+    const changed = [...new Map(facts.map((f) => [f.path, f])).values()];
     const before = new Map<string, number>();
     const note = (d: string) => before.has(d) || before.set(d, this.holders.get(d)?.size ?? 0);
     for (const path of [...removed, ...changed.map((f) => f.path)]) {

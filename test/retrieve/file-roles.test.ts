@@ -135,24 +135,30 @@ describe("file roles", () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed % n;
     };
-    // Definitions from a small pool (copies happen), one held by nearly every file (`main`: crosses the common-name bound as files come and go).
-    const factsOf = (p: string) => ({ path: p, copyMark: rand(20) === 0, defs: [...Array.from({ length: 2 + rand(8) }, () => `function:f${rand(30)}`), ...(rand(10) < 9 ? ["function:main"] : [])] });
+    // Small files of definitions from a small pool (copies happen), most holding `main`: as files
+    // come and go its holders cross the common-name bound (50) both ways.
+    const factsOf = (p: string) => ({ path: p, copyMark: rand(20) === 0, defs: [...Array.from({ length: 1 + rand(5) }, () => `function:f${rand(30)}`), ...(rand(20) < 16 ? ["function:main"] : [])] });
     const tree = new Map<string, { path: string; copyMark: boolean; defs: string[] }>();
     for (let i = 0; i < 55; i++) tree.set(`src/m${i}.c`, factsOf(`src/m${i}.c`));
     const warm = new FileRoles([...tree.values()]);
+    const mains = () => [...tree.values()].filter((f) => f.defs.includes("function:main")).length;
     let moved = 0;
+    let crossed = 0;
     for (let step = 0; step < 300; step++) {
-      const changed = Array.from({ length: 1 + rand(3) }, () => factsOf(rand(4) === 0 ? `bench/b${rand(70)}.c` : `src/m${rand(70)}.c`));
-      const removed = rand(3) === 0 ? [...tree.keys()].filter(() => rand(40) === 0) : [];
-      const before = JSON.stringify(fileRoles([...tree.values()]));
+      const changed = Array.from({ length: 1 + rand(3) }, () => factsOf(`src/m${rand(62)}.c`));
+      const paths = [...tree.keys()];
+      const removed = Array.from({ length: rand(2) }, () => paths[rand(paths.length)]);
+      const before = { roles: JSON.stringify(fileRoles([...tree.values()])), common: mains() > 50 };
       for (const p of removed) tree.delete(p);
       for (const f of changed) tree.set(f.path, f);
       warm.update(changed, removed.filter((p) => !changed.some((f) => f.path === p)));
       const full = fileRoles([...tree.values()]);
       expect(warm.roles()).toEqual(full);
-      if (JSON.stringify(full) !== before) moved++;
+      if (JSON.stringify(full) !== before.roles) moved++;
+      if (before.common !== mains() > 50) crossed++;
     }
-    // The edits moved roles often: the comparison saw both ways.
+    // The edits moved roles often, and `main` crossed the bound: the comparison saw both.
     expect(moved).toBeGreaterThan(30);
+    expect(crossed).toBeGreaterThan(5);
   });
 });

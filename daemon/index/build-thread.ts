@@ -47,6 +47,9 @@ const cancelledIds = new Set<number>();
 /** Builds waiting for the daemon's word before their write, by id. */
 const writeAsked = new Map<number, (ok: boolean) => void>();
 
+/** The daemon stops: fills end after their part (a builder made after this hears it too). */
+let stopFills = false;
+
 let queue = Promise.resolve();
 port.on((m: ToThread) => {
   // Answered at once, between a build's awaits: a status request does not wait for the build.
@@ -54,11 +57,15 @@ port.on((m: ToThread) => {
   // Also at once: it stops that build if it runs now, else it never starts (it may wait behind a warm load).
   if (m.type === "cancel") return void (m.id === current ? builder?.cancel() : cancelledIds.add(m.id));
   if (m.type === "may-write") return void writeAsked.get(m.id)?.(m.ok);
+  if (m.type === "stop-fills") {
+    stopFills = true;
+    return builder?.stopFills();
+  }
   queue = queue.then(() => handle(m));
 });
 
 async function handle(m: ToThread): Promise<void> {
-  if (m.type === "memory" || m.type === "cancel" || m.type === "may-write") return;
+  if (m.type === "memory" || m.type === "cancel" || m.type === "may-write" || m.type === "stop-fills") return;
   if (m.type === "reset") return builder?.reset();
   if (m.type === "close") {
     await builder?.close();
@@ -72,6 +79,7 @@ async function handle(m: ToThread): Promise<void> {
     // A process exits after its build: clustering is done in it, not left for the background.
     if (!apart) builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
     builder.onFilled = (result) => port.postMessage({ type: "filled", result } satisfies FromThread);
+    if (stopFills) builder.stopFills();
   }
   if (cancelledIds.delete(m.id)) {
     return port.postMessage({ type: "failed", id: m.id, error: { code: "BUILD_CANCELLED", message: "The build was cancelled before it started; the index is as it was." } } satisfies FromThread);

@@ -7,13 +7,13 @@ import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { ensureOwnDir } from "../../shared/own-files.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
-import type { BuildDelta, Clustering, FileRow, IndexStore } from "../store/types.js";
+import type { BuildDelta, Clustering, FileRow, IndexStore, Unfilled } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
 import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
-import { fileRoles } from "./file-role.js";
+import { FileRoles, roleFacts } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
 import { graphSourceOf, runExternalGenerator } from "./external.js";
@@ -47,6 +47,8 @@ export interface BuildCache {
   carried: number;
   /** The index's file rows. */
   files: Map<string, FileRow>;
+  /** Its files' roles, brought up to date by each build from the files it parsed. */
+  roles?: FileRoles;
 }
 
 /** Graphs of this many nodes are clustered on a thread while the build writes the rest of its index. */
@@ -105,6 +107,8 @@ export interface BuildOptions {
    * result is the complete build's. Without it everything is done before the write.
    */
   fill?: (job: () => Promise<BuildResult>) => void;
+  /** Stops a fill between its parts (the daemon stops): what it wrote stays, and the next build resumes it. */
+  fillStop?: AbortSignal;
 }
 
 /** What a whole-tree build writes after it is answerable (meta `filling` until then). */
@@ -236,8 +240,25 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     }
     // A fresh (or replaced) index has no embedder recorded, one of another version derived its graph
     // differently: everything is built.
-    // An index whose fill never finished (its build's process was killed) lacks vectors and tokens: built whole again.
-    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade || stored.index_version !== INDEX_VERSION || !!stored.filling;
+    const force = !!opts.force || !builtWith || sourceChanged || secretsChanged || builtinUpgrade || stored.index_version !== INDEX_VERSION;
+    // An index whose fill did not finish (its daemon stopped, its process was killed) lacks some
+    // vectors and tokens: this build fills in just those after its own work (resumedFill).
+    const resume = !force && !!stored.filling && source === "builtin" && cfg.store.backend === "local";
+    const resumeFill = async (answerable: BuildResult): Promise<BuildResult> => {
+      const job = async () => {
+        const pool = opts.pool ?? new ParsePool(cfg.build.workers);
+        try {
+          return await fillIndex(cfg, { embedder, pool, work: await resumedFill(cfg, embedder.dim, redact), rows: opts.cache?.value?.files, answerable, t0, stop: opts.fillStop });
+        } finally {
+          if (!opts.pool) await pool.close();
+        }
+      };
+      if (opts.fill) {
+        opts.fill(job);
+        return { ...answerable, filling: stored.filling!.split(",") };
+      }
+      return { ...(await job()), answerable_s: answerable.time_elapsed };
+    };
     if (builtWith && builtWith !== embedder.id && !opts.force && !builtinUpgrade) {
       throw new CodememError("INDEX_EMBEDDER_MISMATCH", `The index was built with embedder ${builtWith}, but ${embedder.id} is configured; rebuild with \`codemem build --force\` or configure ${builtWith}.`);
     }
@@ -268,9 +289,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     if (unchanged) {
       if (opts.warm && opts.cache && !opts.cache.value && source === "builtin") {
         const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
-        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous };
+        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous, roles: new FileRoles(resolver.fileFacts()) };
       }
-      return finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
+      const answerable = finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
+      return resume ? await resumeFill(answerable) : answerable;
     }
 
     // A whole-tree build of a local index leaves tokens and vectors to its fill (BuildOptions.fill).
@@ -366,6 +388,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (warmFiles) for (const p of [...removed, ...upserts.map((u) => u.row.path)]) totalTokens += (rows.get(p)?.tokens ?? 0) - (previous.get(p)?.tokens ?? 0);
       else totalTokens = [...rows.values()].reduce((s, f) => s + f.tokens, 0);
       const builtAt = new Date().toISOString();
+      const roles = fileRolesAfter(graph, warm, fresh, removed, [...scan.current]);
       const change: Omit<BuildDelta, keyof Clustering> = {
         removedFiles: removed,
         upsertFiles: upserts,
@@ -390,8 +413,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           parse_failed: sortedJson(scan.parseFailed),
           unsupported: sortedJson(scan.unsupported),
           ts_paths: tsPaths,
-          file_roles: sortedJson(graph.resolver ? fileRoles(graph.resolver.fileFacts()) : fileRoles([...scan.current].map((path) => ({ path, copyMark: false, defs: [] })))),
-          filling: deferred ? FILLING.join(",") : "",
+          file_roles: sortedJson(roles.roles()),
+          filling: deferred ? FILLING.join(",") : resume ? stored.filling : "",
         },
       };
       await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
@@ -399,7 +422,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
-      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows } : undefined;
+      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows, roles } : undefined;
       await store.close();
 
       const write = source === "builtin" ? graphWrite(cfg, opts, builtAt) : undefined;
@@ -417,11 +440,11 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
+      if (resume) return await resumeFill(answerable);
       if (!deferred) return answerable;
-      // What the fill needs, and no more: the nodes' fields, their text hashes as written, the parsed sources.
-      const toFill = delta.map((d) => ({ node: d.node, textHash: d.textHash, fileWords: d.fileWords }));
-      const sources = new Map([...scanned].filter(([p]) => fresh.has(p)));
-      opts.fill!(() => fillIndex(cfg, { embedder, pool, toFill, sources, rows, cache: opts.cache, answerable, t0 }));
+      // What the fill needs, and no more: the nodes' texts and their hashes as written, the parsed sources.
+      const work = buildFill(delta, new Map([...scanned].filter(([p]) => fresh.has(p))), rows);
+      opts.fill!(() => fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop }));
       return { ...answerable, filling: [...FILLING] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -651,6 +674,20 @@ async function resolveChanges(a: {
   return { nodes, touched, edgesAdded, edgesRemoved, nodeCount: resolver.nodeCount, edgeCount: resolver.edgeCount, resolver };
 }
 
+/**
+ * The files' roles after a build: the warm ones updated with the files it parsed and removed when
+ * the build updated the warm graph, else judged from every file the graph holds (or, for an
+ * external graph, from paths alone).
+ */
+function fileRolesAfter(graph: GraphChange, warm: BuildCache | undefined, fresh: Map<string, FileExtract>, removed: string[], current: string[]): FileRoles {
+  if (!graph.resolver) return new FileRoles(current.map((path) => ({ path, copyMark: false, defs: [] })));
+  if (warm?.roles && graph.resolver === warm.resolver) {
+    warm.roles.update([...fresh.values()].map(roleFacts), removed);
+    return warm.roles;
+  }
+  return new FileRoles(graph.resolver.fileFacts());
+}
+
 /** The graph of the index as stored, resolved again from its extracts (those `keep` keeps). */
 async function storedResolver(store: IndexStore, tsConfigs: TsConfigs, keep: (e: FileExtract) => boolean): Promise<GraphResolver> {
   const resolver = new GraphResolver({ tsPaths: (file) => tsConfigs.forFile(file) });
@@ -721,64 +758,164 @@ async function embedNodes(
   return { delta, embedded };
 }
 
+/** A node a fill embeds: its text hash as written, and its embedding text. */
+interface FillNode {
+  id: string;
+  textHash: string;
+  text: string;
+}
+
+/** What a fill does: the nodes it embeds by file, and the files whose tokens it counts (their hash as indexed) with their text. */
+interface FillWork {
+  byFile: Map<string, FillNode[]>;
+  counts: Map<string, string>;
+  /** A file's indexed text, asked once when its part comes (undefined: it is no longer the indexed one). */
+  sourceOf: (path: string) => string | undefined;
+}
+
 /**
- * The second half of a deferred whole-tree build: each parsed file's tokens counted and every node
- * embedded (on the parse workers where the embedder runs there), then written in one transaction
- * that also sets the token total and clears `filling`. A node or file replaced meanwhile keeps what
- * its own build wrote (the store matches text hashes and file hashes). The result is the complete
- * build's: the answerable one's, with the time to here and the nodes embedded.
+ * A fill's parts, each written in a transaction of its own: files in order, each part holding at
+ * least `batch` nodes to embed (a file counts one more for its tokens), the last one fewer; always
+ * one part, which clears `filling`. A fill stopped between parts (its daemon stopped, its process
+ * killed) keeps the parts it wrote, and `filling`: the next build resumes it with what is left
+ * (resumedFill) instead of building the whole tree again.
  */
-async function fillIndex(
-  cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; toFill: { node: NodeRecord; textHash: string; fileWords?: string }[]; sources: Map<string, string>; rows: Map<string, FileRow>; cache?: { value?: BuildCache }; answerable: BuildResult; t0: number },
-): Promise<BuildResult> {
-  const t1 = performance.now();
-  const children = childNamesByParent(a.toFill.map((f) => f.node));
-  const byFile = new Map<string, { node: NodeRecord; textHash: string; text: string }[]>();
-  for (const f of a.toFill) {
-    const list = byFile.get(f.node.file_path) ?? [];
-    // The very text an inline build embeds (a script's module carries its file's words too).
-    list.push({ ...f, text: nodeDocuments(f.node, children.get(f.node.id) ?? [], f.fileWords).text });
-    byFile.set(f.node.file_path, list);
-  }
-  const paths = [...new Set([...a.sources.keys(), ...byFile.keys()])];
-  const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
-  const { countTokens } = await tokenCounter();
-  const filled = await a.pool.fillAll(paths.map((p) => ({ path: p, source: a.sources.get(p), texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
-  a.pool.idle();
-  const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
-  const toEmbed: { i: number; text: string }[] = [];
+function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: number): string[][] {
+  const parts: string[][] = [[]];
+  let held = 0;
   for (const p of paths) {
-    const got = filled.get(p)?.vectors;
-    for (const [k, n] of (byFile.get(p) ?? []).entries()) {
-      vectors.push({ id: n.node.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
-      if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
+    if (held >= batch) {
+      parts.push([]);
+      held = 0;
     }
+    parts[parts.length - 1].push(p);
+    held += (byFile.get(p)?.length ?? 0) + 1;
   }
-  for (let s = 0; s < toEmbed.length; s += cfg.build.batchSize) {
-    const slice = toEmbed.slice(s, s + cfg.build.batchSize);
-    const vecs = await a.embedder.embed(slice.map((x) => x.text));
-    slice.forEach((x, k) => (vectors[x.i].vector = vecs[k]));
+  return parts;
+}
+
+/** The fill of a whole-tree build just written: every node of `delta`, every file parsed. */
+function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
+  const children = childNamesByParent(delta.map((d) => d.node));
+  const byFile = new Map<string, FillNode[]>();
+  for (const d of delta) {
+    // The very text an inline build embeds (a script's module carries its file's words too).
+    const text = nodeDocuments(d.node, children.get(d.node.id) ?? [], d.fileWords).text;
+    push(byFile, d.node.file_path, { id: d.node.id, textHash: d.textHash, text });
   }
-  const tokens = paths.flatMap((p) => {
-    const row = a.rows.get(p);
-    const n = filled.get(p)?.tokens;
-    return row && n !== undefined ? [{ path: p, hash: row.hash, tokens: n }] : [];
-  });
-  const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
-  let total: number;
+  const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));
+  // Each text is let go once its part has it.
+  const sourceOf = (p: string) => {
+    const text = sources.get(p);
+    sources.delete(p);
+    return text;
+  };
+  return { byFile, counts, sourceOf };
+}
+
+/**
+ * What an unfinished fill left, from the index (LocalStore.unfilled): its nodes' embedding texts
+ * made again from their stored fields, and the files whose tokens are due, read again from disk
+ * while they still hold the indexed text (a file changed since is the next build's, counted inline).
+ */
+async function resumedFill(cfg: ResolvedConfig, dim: number, redact: boolean): Promise<FillWork> {
+  const store = await openStore(cfg, { mode: "build", dim });
+  let left: Unfilled;
   try {
-    total = await store.fill!({ vectors, tokens });
+    left = await store.unfilled!();
   } finally {
     await store.close();
   }
-  // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
-  for (const t of tokens) {
-    const row = a.rows.get(t.path);
-    if (row?.hash === t.hash) a.rows.set(t.path, { ...row, tokens: t.tokens });
+  const byFile = new Map<string, FillNode[]>();
+  let remade = 0;
+  for (const n of left.nodes) {
+    const docs = nodeDocuments(n, left.childNames.get(n.id) ?? [], n.fileWords);
+    // Written under the stored hash either way: a text that reads back differently (children of
+    // another file listed in another order) still gets the nearest vector there is.
+    if (docs.hash !== n.text_hash) remade++;
+    push(byFile, n.file_path, { id: n.id, textHash: n.text_hash, text: docs.text });
   }
-  const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: vectors.length, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
-  log.debug("build filled", { nodes_embedded: vectors.length, files_counted: tokens.length, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
+  if (remade) log.debug("fill resumed: some texts read back differently from the index", { nodes: remade });
+  const counts = new Map(left.files.map((f) => [f.path, f.hash]));
+  const sourceOf = (p: string) => {
+    try {
+      const buf = fs.readFileSync(`${cfg.root}/${p}`);
+      return createHash("sha1").update(buf).digest("hex") === counts.get(p) ? indexedText(buf.toString("utf8"), p, redact) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return { byFile, counts, sourceOf };
+}
+
+function push<T>(m: Map<string, T[]>, k: string, v: T): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}
+
+/**
+ * The second half of a deferred whole-tree build (or what is left of one): each file's tokens
+ * counted and each node embedded (on the parse workers where the embedder runs there), written
+ * part by part (FILL_PART_FILES); the last part also sets the token total and clears `filling`. A
+ * node or file replaced meanwhile keeps what its own build wrote (the store matches text hashes and
+ * file hashes). `stop` ends it between parts (BUILD_CANCELLED). The result is the complete build's:
+ * the answerable one's, with the time to here and the nodes embedded.
+ */
+async function fillIndex(
+  cfg: ResolvedConfig,
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
+): Promise<BuildResult> {
+  const t1 = performance.now();
+  const { byFile, counts, sourceOf } = a.work;
+  const paths = [...new Set([...counts.keys(), ...byFile.keys()])].sort();
+  const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
+  const { countTokens } = await tokenCounter();
+  const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
+  let total = 0;
+  let embedded = 0;
+  let counted = 0;
+  const parts = fillParts(paths, byFile, cfg.build.batchSize);
+  try {
+    for (const [i, part] of parts.entries()) {
+      // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
+      // and the daemon's word to stop (or its disconnect) is only read here.
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
+      const filled = await a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+      const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
+      const toEmbed: { i: number; text: string }[] = [];
+      for (const p of part) {
+        const got = filled.get(p)?.vectors;
+        for (const [k, n] of (byFile.get(p) ?? []).entries()) {
+          vectors.push({ id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
+          if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
+        }
+      }
+      for (let e = 0; e < toEmbed.length; e += cfg.build.batchSize) {
+        const slice = toEmbed.slice(e, e + cfg.build.batchSize);
+        const vecs = await a.embedder.embed(slice.map((x) => x.text));
+        slice.forEach((x, k) => (vectors[x.i].vector = vecs[k]));
+      }
+      const tokens = part.flatMap((p) => {
+        const n = filled.get(p)?.tokens;
+        return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
+      });
+      total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
+      embedded += vectors.length;
+      counted += tokens.length;
+      // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
+      for (const t of tokens) {
+        const row = a.rows?.get(t.path);
+        if (row?.hash === t.hash) a.rows!.set(t.path, { ...row, tokens: t.tokens });
+      }
+    }
+  } finally {
+    a.pool.idle();
+    await store.close();
+  }
+  const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: a.answerable.nodes_embedded + embedded, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
+  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
   return result;
 }
 

@@ -51,6 +51,8 @@ export interface Builder {
   onFilled?: (result: BuildResult) => void;
   /** Settles once the fills of the builds so far are written (or failed). */
   filled?(): Promise<void>;
+  /** The daemon stops: a fill ends after the part it is writing; the next build fills the rest. */
+  stopFills?(): void;
 }
 
 /** A thread's memory as `process.memoryUsage()` counts it there, in MB. */
@@ -131,6 +133,7 @@ export class LocalBuilder implements Builder {
         // Where someone listens for background changes (the daemon), clustering waits for a quiet moment.
         deferRecluster: !!this.onBackground,
         fill: (job) => this.fill(job),
+        fillStop: this.fillStop.signal,
       });
       if (result.recluster_due) this.scheduleRecluster(cfg);
       return result;
@@ -150,18 +153,25 @@ export class LocalBuilder implements Builder {
 
   /**
    * A whole-tree build's fill runs next in the chain, before any later build: that one finds the
-   * vectors and tokens written and its warm rows counted. A failed fill leaves the index answerable
-   * and marked `filling`, which the next build rebuilds whole.
+   * vectors and tokens written and its warm rows counted. A failed or stopped fill leaves the index
+   * answerable and marked `filling`, with the parts it wrote: the next build fills the rest.
    */
   private fill(job: () => Promise<BuildResult>): void {
     const run = this.chain.then(job).then(
       (result) => this.onFilled?.(result),
       (err: Error) => {
         this.cache = {};
-        log.warn("writing the build's vectors and token counts failed; the next build rebuilds the index", { error: err.message });
+        if ((err as CodememError).code === "BUILD_CANCELLED") log.info("the build's fill stopped; the next build fills the rest");
+        else log.warn("writing the build's vectors and token counts failed; the next build fills them", { error: err.message });
       },
     );
     this.chain = run;
+  }
+
+  private readonly fillStop = new AbortController();
+
+  stopFills(): void {
+    this.fillStop.abort();
   }
 
   filled(): Promise<void> {
@@ -270,6 +280,7 @@ export type ToThread =
   | { type: "build"; id: number; cfg: ResolvedConfig; req: BuildRequest }
   | { type: "reset" }
   | { type: "close" }
+  | { type: "stop-fills" }
   | { type: "memory"; id: number }
   | { type: "cancel"; id: number }
   | { type: "may-write"; id: number; ok: boolean };
@@ -349,6 +360,8 @@ export class ThreadBuilder implements Builder {
   onFilled?: (result: BuildResult) => void;
   /** A whole-tree build's process, filling its vectors and tokens after the build answered: it ends before another build starts. */
   private apart: Promise<void> = Promise.resolve();
+  /** That process, while it lives. */
+  private filling?: Host;
   private worker?: Host;
   /** The host of the build running now (the thread's or a process's). */
   private running?: Host;
@@ -391,6 +404,10 @@ export class ThreadBuilder implements Builder {
     // The process fills the build's vectors and tokens after it answered, then exits: the build
     // thread (and with it the next build) starts once it is gone, so one writer at a time.
     this.apart = new Promise((resolve) => host.onGone(() => resolve()));
+    this.filling = host;
+    void this.apart.then(() => {
+      if (this.filling === host) this.filling = undefined;
+    });
     try {
       return await this.buildOn(host, cfg, req, onProgress);
     } finally {
@@ -462,6 +479,12 @@ export class ThreadBuilder implements Builder {
 
   windDown(): void {
     this.windingDown = true;
+    this.stopFills();
+  }
+
+  /** The fill in hand (the whole-tree build's process, or a resumed one on the build thread) writes its part and stops. */
+  stopFills(): void {
+    for (const h of [this.filling, this.worker]) h?.send({ type: "stop-fills" } satisfies ToThread);
   }
 
   abort(): void {
@@ -495,7 +518,11 @@ export class ThreadBuilder implements Builder {
   }
 
   private thread(): Host {
-    this.worker ??= this.host(threadHost());
+    if (!this.worker) {
+      this.worker = this.host(threadHost());
+      // A build let finish while the daemon stops (one that waited for a whole-tree build's process) leaves its fill for the next start.
+      if (this.windingDown) this.worker.send({ type: "stop-fills" } satisfies ToThread);
+    }
     return this.worker;
   }
 

@@ -37,43 +37,105 @@ const COPY_SHARE = 0.6;
 const COPY_MIN_DEFS = 2;
 const COMMON_NAME_FILES = 50;
 
+/** What a file's role is judged from: its path, its header's mark, its definitions by kind and qualified name. */
+export interface RoleFacts {
+  path: string;
+  copyMark: boolean;
+  defs: string[];
+}
+
+/** A file's role facts from its extract. */
+export function roleFacts(ex: { path: string; copyMark?: boolean; defs: { kind: string; qualifiedName: string }[] }): RoleFacts {
+  return { path: ex.path, copyMark: !!ex.copyMark, defs: ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) };
+}
+
 /**
  * Roles of every file, the non-source ones only. Content tells an amalgamation the path does not:
  * a file that holds most of the definitions of two or more other files (by name and kind) copies them.
  */
-export function fileRoles(files: { path: string; copyMark: boolean; defs: string[] }[]): Record<string, FileRole> {
-  const roles: Record<string, FileRole> = {};
-  for (const f of files) {
-    const role = roleByPath(f.path, f.copyMark);
-    if (role !== "source") roles[f.path] = role;
+export function fileRoles(files: RoleFacts[]): Record<string, FileRole> {
+  return new FileRoles(files).roles();
+}
+
+/**
+ * File roles kept up to date file by file (a build's warm state): an edit judges again only the
+ * files that share a definition with the files it changed, as a definition held by more than
+ * COMMON_NAME_FILES files is no evidence either way; the result equals fileRoles of the whole tree.
+ */
+export class FileRoles {
+  private readonly byPath = new Map<string, FileRole>();
+  private readonly defsOf = new Map<string, Set<string>>();
+  private readonly holders = new Map<string, Set<string>>();
+  private readonly judged = new Map<string, FileRole>();
+  /** Files judged by the last update (or the construction): what it cost. */
+  lastJudged = 0;
+
+  constructor(files: RoleFacts[]) {
+    this.update(files, []);
   }
-  const holders = new Map<string, string[]>();
-  const sizes = new Map<string, number>();
-  for (const f of files) {
-    const mine = new Set(f.defs);
-    sizes.set(f.path, mine.size);
-    for (const d of mine) {
-      const l = holders.get(d);
-      if (l) l.push(f.path);
-      else holders.set(d, [f.path]);
+
+  /** Takes the facts of changed (or added) files and the removal of others. */
+  update(facts: RoleFacts[], removed: string[]): void {
+    // One version of a file: the last given.
+    const changed = [...new Map(facts.map((f) => [f.path, f])).values()];
+    const before = new Map<string, number>();
+    const note = (d: string) => before.has(d) || before.set(d, this.holders.get(d)?.size ?? 0);
+    for (const path of [...removed, ...changed.map((f) => f.path)]) {
+      for (const d of this.defsOf.get(path) ?? []) {
+        note(d);
+        this.holders.get(d)!.delete(path);
+      }
+      this.defsOf.delete(path);
+      this.byPath.delete(path);
+      this.judged.delete(path);
     }
+    for (const f of changed) {
+      const mine = new Set(f.defs);
+      this.defsOf.set(f.path, mine);
+      this.byPath.set(f.path, roleByPath(f.path, f.copyMark));
+      for (const d of mine) {
+        note(d);
+        const held = this.holders.get(d);
+        if (held) held.add(f.path);
+        else this.holders.set(d, new Set([f.path]));
+      }
+    }
+    const again = new Set(changed.map((f) => f.path));
+    for (const [d, n] of before) {
+      const held = this.holders.get(d)!;
+      // A definition that counts (held by few files) before or after: its holders' shares moved.
+      if (n <= COMMON_NAME_FILES || held.size <= COMMON_NAME_FILES) for (const p of held) again.add(p);
+      if (held.size === 0) this.holders.delete(d);
+    }
+    for (const p of again) {
+      const role = this.judge(p);
+      if (role === "source") this.judged.delete(p);
+      else this.judged.set(p, role);
+    }
+    this.lastJudged = again.size;
   }
-  for (const f of files) {
-    const size = sizes.get(f.path)!;
-    if (roles[f.path] || size < COPY_MIN_DEFS * 2) continue;
+
+  /** The non-source roles. */
+  roles(): Record<string, FileRole> {
+    return Object.fromEntries(this.judged);
+  }
+
+  private judge(path: string): FileRole {
+    const role = this.byPath.get(path)!;
+    const mine = this.defsOf.get(path)!;
+    if (role !== "source" || mine.size < COPY_MIN_DEFS * 2) return role;
     // Files whose definitions this one repeats, counted per other file.
     const shared = new Map<string, number>();
-    for (const d of new Set(f.defs)) {
-      const held = holders.get(d)!;
-      if (held.length > COMMON_NAME_FILES) continue; // `main`, `new`: no evidence of a copy
-      for (const p of held) if (p !== f.path) shared.set(p, (shared.get(p) ?? 0) + 1);
+    for (const d of mine) {
+      const held = this.holders.get(d)!;
+      if (held.size > COMMON_NAME_FILES) continue; // `main`, `new`: no evidence of a copy
+      for (const p of held) if (p !== path) shared.set(p, (shared.get(p) ?? 0) + 1);
     }
     let copied = 0;
     for (const [other, n] of shared) {
-      const total = sizes.get(other)!;
-      if (total >= COPY_MIN_DEFS && total < size && n / total >= COPY_SHARE) copied++;
+      const total = this.defsOf.get(other)!.size;
+      if (total >= COPY_MIN_DEFS && total < mine.size && n / total >= COPY_SHARE) copied++;
     }
-    if (copied >= 2) roles[f.path] = "generated-copy";
+    return copied >= 2 ? "generated-copy" : "source";
   }
-  return roles;
 }

@@ -2,6 +2,7 @@ import path from "node:path";
 import { familyOf, type LanguageSpec } from "./languages/language.js";
 import { languageById } from "./languages/registry.js";
 import { ProjectFiles } from "./project-files.js";
+import { roleFacts, type RoleFacts } from "./file-role.js";
 import type { TsPaths } from "./ts-paths.js";
 import type { FileExtract, GraphEdge, GraphNode, NodeKind, RawDef } from "./types.js";
 import { ReceiverText, splitTop, typeText } from "./scope.js";
@@ -230,8 +231,8 @@ export class GraphResolver {
   }
 
   /** Each file's definitions (kind and qualified name) and copy mark: what file roles are told from (file-role.ts). */
-  fileFacts(): { path: string; copyMark: boolean; defs: string[] }[] {
-    return [...this.files.values()].map((st) => ({ path: st.ex.path, copyMark: !!st.ex.copyMark, defs: st.ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) }));
+  fileFacts(): RoleFacts[] {
+    return [...this.files.values()].map((st) => roleFacts(st.ex));
   }
 
   /** Every node, lean: what clustering and naming need. */

@@ -12,7 +12,7 @@ import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { deflateApart, deflateText, type DeflateJob } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta } from "./types.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta, type Unfilled, type UnfilledNode } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 type CatalogRow = [number, string, string, string, string, string, string, string, string, number, number, string, string | null, number];
@@ -394,7 +394,25 @@ export class LocalStore implements IndexStore {
     }
   }
 
-  async fill(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }): Promise<number> {
+  async unfilled(): Promise<Unfilled> {
+    const db = this.db;
+    const withVector = new Set(db.prepare("SELECT rowid FROM vec_nodes").pluck().all() as number[]);
+    const text = db.prepare("SELECT text FROM node_text WHERE rowid = ?").pluck();
+    const rows = db.prepare("SELECT rowid, id, name, qualified_name, type, signature, docstring, file_path, parent, text_hash FROM nodes ORDER BY rowid").all() as (UnfilledNode & { rowid: number; parent: string | null })[];
+    const childNames = new Map<string, string[]>();
+    const nodes: UnfilledNode[] = [];
+    for (const { rowid, parent, ...n } of rows) {
+      if (parent) (childNames.get(parent) ?? childNames.set(parent, []).get(parent)!).push(n.name);
+      if (withVector.has(rowid)) continue;
+      const blob = text.get(rowid) as Buffer | undefined;
+      const [code, , , , , , , fileWords] = blob ? nodeText(blob, this.target) : ["", "", "", "", "", "", "", null];
+      nodes.push({ ...n, code, fileWords: fileWords ?? undefined });
+    }
+    const files = db.prepare("SELECT path, hash FROM files WHERE tokens = 0 ORDER BY path").all() as { path: string; hash: string }[];
+    return { nodes, childNames, files };
+  }
+
+  async fill(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }, opts: { last: boolean } = { last: true }): Promise<number> {
     const db = this.db;
     const nodeOf = db.prepare("SELECT rowid, text_hash FROM nodes WHERE id = ?");
     const hasVec = db.prepare("SELECT 1 FROM vec_nodes WHERE rowid = ?").pluck();
@@ -412,7 +430,8 @@ export class LocalStore implements IndexStore {
       }
       for (const t of f.tokens) setTokens.run(t.tokens, t.path, t.hash);
       const total = db.prepare("SELECT coalesce(sum(tokens), 0) FROM files").pluck().get() as number;
-      this.setMeta({ total_tokens: String(total), filling: "" });
+      // A part before the last keeps `filling`: a fill stopped after it resumes with what is left (unfilled).
+      if (opts.last) this.setMeta({ total_tokens: String(total), filling: "" });
       db.exec("COMMIT");
       this.applied = true;
       return total;

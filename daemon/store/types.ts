@@ -60,7 +60,13 @@ export interface IndexStore {
    * `textHash` and none yet, tokens of files still of `hash`; sets the token total and clears
    * `filling`. Answers the new total. Only the local backend defers.
    */
-  fill?(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }): Promise<number>;
+  fill?(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }, opts?: { last: boolean }): Promise<number>;
+  /**
+   * What an unfinished fill left (its process stopped or killed between parts): nodes without a
+   * vector, with what their embedding text is made of, and files whose tokens are 0 (not counted yet,
+   * or empty). Only the local backend defers.
+   */
+  unfilled?(): Promise<Unfilled>;
   /** Compacts and re-indexes (`build --optimize`). */
   optimize(): Promise<void>;
   /**
@@ -189,3 +195,26 @@ export interface LexicalFields {
 
 /** BM25 column weights of `LexicalFields` in order: name, qualified name, signature, docstring, path, body. */
 export const LEXICAL_WEIGHTS = [8, 4, 2, 2.5, 3, 1] as const;
+
+/** A node a fill has not embedded yet: the fields its embedding text is made of (documents.ts, nodeDocuments) and its text hash as written. */
+export interface UnfilledNode {
+  id: string;
+  name: string;
+  qualified_name: string;
+  type: NodeRecord["type"];
+  signature: string;
+  docstring: string;
+  file_path: string;
+  code: string;
+  text_hash: string;
+  /** A module's file words. */
+  fileWords?: string;
+}
+
+/** See IndexStore.unfilled. */
+export interface Unfilled {
+  nodes: UnfilledNode[];
+  /** Names of every node's children, by parent id, in the index's order. */
+  childNames: Map<string, string[]>;
+  files: { path: string; hash: string }[];
+}

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { callDaemon } from "../../dist/client/rpc.js";
+import { createRequire } from "node:module";
+import { callDaemon, closeConnections, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { discover } from "../../dist/daemon/index/walk.js";
 import { walkApart } from "../../dist/daemon/index/walk-thread.js";
@@ -155,4 +156,95 @@ describe("a daemon's whole-tree build answers before its vectors and tokens are 
     const got = await ranked((q) => callDaemon(root, "search", { project_path: root, query: q, limit: 10 }) as Promise<{ results: { id: string }[] }>);
     expect(got).toEqual(expected);
   }, 300_000);
+});
+
+const require = createRequire(import.meta.url);
+const Database = require("better-sqlite3");
+const sqliteVec = require("sqlite-vec");
+
+/** What a build derives, from the index file: nodes with text hash and vector, files with tokens and when their row was written, `filling`. */
+function indexRows(root: string) {
+  const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+  sqliteVec.load(db);
+  try {
+    const vec = db.prepare("SELECT hex(embedding) AS e FROM vec_nodes WHERE rowid = ?");
+    const nodes = (db.prepare("SELECT rowid, id, text_hash FROM nodes ORDER BY id").all() as { rowid: number; id: string; text_hash: string }[]).map((n) => ({ id: n.id, hash: n.text_hash, vector: (vec.get(BigInt(n.rowid)) as { e: string } | undefined)?.e ?? null }));
+    const files = db.prepare("SELECT path, hash, tokens, indexed_at FROM files ORDER BY path").all() as { path: string; hash: string; tokens: number; indexed_at: string }[];
+    const filling = (db.prepare("SELECT value FROM meta WHERE key = 'filling'").pluck().get() as string | undefined) ?? "";
+    return { nodes, files, filling };
+  } finally {
+    db.close();
+  }
+}
+
+describe("a daemon that stops while its whole-tree build's fill runs", () => {
+  /** 240 small modules, filled in parts of 5 nodes (batch_size): a stop finds the fill between parts. */
+  const tree = () => {
+    const files: Record<string, string> = { "codemem.toml": "[build]\nbatch_size = 5\n" };
+    for (let i = 0; i < 240; i++) files[`ledger/m${i}.py`] = `"""Ledger part ${i}."""\n\n\ndef post_entry_${i}(ledger, amount):\n    """Post amount to the ledger."""\n    return ledger.append(amount + ${i})\n\n\ndef balance_${i}(ledger):\n    return sum(ledger) - ${i}\n`;
+    return files;
+  };
+
+  /** The complete index of the same tree, built in-process: what the restarted daemon must end with. */
+  async function completeRows(files: Record<string, string>) {
+    const copy = makeProject({ files });
+    const engine = await ProjectEngine.open(copy, { sideEffects: false });
+    await engine.build({ project_path: copy });
+    await engine.close();
+    return indexRows(copy);
+  }
+
+  /** A daemon of the test's own, answering (no client starts another meanwhile). */
+  async function startDaemon(root: string) {
+    const d = spawnDaemonChild(root);
+    await waitFor("the daemon answering", () => pingDaemon(root).then((p) => p ?? undefined), 60_000);
+    return d;
+  }
+
+  /** Starts a daemon, builds the tree (answerable, its fill running in the build's process), then `stop`s it. */
+  async function stopWhileFilling(root: string, stop: (d: ReturnType<typeof spawnDaemonChild>) => Promise<void>) {
+    const d = await startDaemon(root);
+    const built = (await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000, autostart: false })) as { filling?: string[] };
+    expect(built.filling).toEqual(["vectors", "tokens"]);
+    // Its first parts are written (read from the index file, as a reader would).
+    await waitFor("the fill's first part", () => indexRows(root).nodes.some((n) => n.vector !== null) || undefined, 120_000, 10);
+    await stop(d);
+    await d.exit;
+    await closeConnections();
+  }
+
+  /** The daemon started again: its catch-up build fills the rest; the rows it wrote are the answerable build's, the result the complete one. */
+  async function restartAndCheck(root: string, files: Record<string, string>) {
+    const left = indexRows(root);
+    // Stopped between parts: some vectors written, `filling` kept.
+    expect(left.filling).toBe("vectors,tokens");
+    expect(left.nodes.some((n) => n.vector !== null)).toBe(true);
+    expect(left.nodes.some((n) => n.vector === null)).toBe(true);
+    await startDaemon(root);
+    await waitFor("the fill finished by the restarted daemon", async () => {
+      const s = (await callDaemon(root, "stats", { project_path: root }, { autostart: false })) as { freshness: { filling?: string[] } };
+      return !s.freshness.filling;
+    }, 240_000, 100);
+    const after = indexRows(root);
+    // No file was indexed again: only vectors and tokens were written.
+    expect(after.files.map((f) => [f.path, f.indexed_at])).toEqual(left.files.map((f) => [f.path, f.indexed_at]));
+    const complete = await completeRows(files);
+    const strip = (r: ReturnType<typeof indexRows>) => ({ ...r, files: r.files.map(({ indexed_at: _, ...f }) => f) });
+    expect(strip(after)).toEqual(strip(complete));
+  }
+
+  it("a stop keeps what the fill wrote; the next start fills only the rest, indexing no file again, and ends with a complete build's index", async () => {
+    const files = tree();
+    const root = makeProject({ files });
+    await stopWhileFilling(root, async () => void (await stopDaemon(root, { timeoutMs: 60_000 })));
+    await restartAndCheck(root, files);
+  }, 600_000);
+
+  it("a daemon killed (SIGKILL) while filling: the next start fills only the rest", async () => {
+    const files = tree();
+    const root = makeProject({ files });
+    // Its build process sees its daemon gone after the part in hand and exits; one more part it may write does not change what is checked.
+    await stopWhileFilling(root, async (d) => void d.child.kill("SIGKILL"));
+    await restartAndCheck(root, files);
+  }, 600_000);
 });

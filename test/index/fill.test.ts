@@ -126,19 +126,73 @@ it("a whole-tree build with a fill is answerable (lexical and graph) before it, 
   expect(dump(deferred.root)).toEqual(dump(inline.root));
 });
 
-it("an index whose fill never ran (its build's process was killed) is rebuilt whole by the next build, which fills it", async () => {
+/** A stop signal that fires once the fill has looked at it `n` times: the fill writes `n` parts, then stops. */
+function stopAfterParts(n: number): AbortSignal {
+  let looked = 0;
+  return {
+    get aborted() {
+      return looked++ >= n;
+    },
+  } as AbortSignal;
+}
+
+it("a fill stopped between its parts keeps them and `filling`; the next build parses nothing and fills only the rest, and the index equals one built inline", async () => {
+  const files = pythonFiles();
+  const deferred = makeProject(files);
+  const inline = makeProject(files);
+  const pool = new ParsePool(2);
+  cleanups.push(deferred.cleanup, inline.cleanup, () => pool.close());
+  // Parts of 100 nodes: the fill's first of several is written, then it stops.
+  const cfg = { ...resolveConfig(deferred.root), build: { ...resolveConfig(deferred.root).build, batchSize: 100 } };
+  const embedder = await createEmbedder(cfg);
+  let job: (() => Promise<BuildResult>) | undefined;
+  await buildIndex(cfg, { embedder, pool, fill: (j) => (job = j), fillStop: stopAfterParts(1) });
+  await expect(job!()).rejects.toMatchObject({ code: "BUILD_CANCELLED" });
+  const stopped = dump(deferred.root);
+  expect(stopped.meta.filling).toBe("vectors,tokens");
+  const embedded = stopped.nodes.filter((n) => n.vector !== null).length;
+  const counted = (stopped.files as { tokens: number }[]).filter((f) => f.tokens > 0).length;
+  expect(embedded).toBeGreaterThan(0);
+  expect(embedded).toBeLessThan(stopped.nodes.length);
+  expect(counted).toBeGreaterThan(0);
+  expect(counted).toBeLessThan(stopped.files.length);
+
+  const next = await buildIndex(cfg, { embedder, pool });
+  expect(next.files_changed).toBe(0);
+  expect(next.nodes_embedded).toBe(stopped.nodes.length - embedded);
+  expect(next.filling).toEqual([]);
+  await buildIndex(resolveConfig(inline.root), { embedder, pool });
+  expect(dump(deferred.root)).toEqual(dump(inline.root));
+});
+
+it("an index whose fill never ran (its build's process was killed) is filled by the next build, which parses only what changed since; the result equals a full build", async () => {
   const files = pythonFiles();
   const p = makeProject(files);
+  const full = makeProject(files);
   const pool = new ParsePool(2);
-  cleanups.push(p.cleanup, () => pool.close());
+  cleanups.push(p.cleanup, full.cleanup, () => pool.close());
   const cfg = resolveConfig(p.root);
   const embedder = await createEmbedder(cfg);
   await buildIndex(cfg, { embedder, pool, fill: () => {} }); // the job is dropped, as a killed process drops it
   expect(dump(p.root).meta.filling).toBe("vectors,tokens");
-  const next = await buildIndex(cfg, { embedder, pool });
-  expect(next.files_changed).toBe(Object.keys(files).length);
+  const edited = Object.keys(files).filter((f) => f.startsWith("email/")).slice(0, 2);
+  for (const project of [p, full]) {
+    for (const f of edited) {
+      project.write(f, `${files[f]}\n\ndef added_while_filling(x):\n    return x\n`);
+      touchLater(path.join(project.root, f));
+    }
+  }
+  let job: (() => Promise<BuildResult>) | undefined;
+  const next = await buildIndex(cfg, { embedder, pool, fill: (j) => (job = j) });
+  expect(next.files_changed).toBe(edited.length);
+  // Answerable at once, and still saying what it fills in.
+  expect(next.filling).toEqual(["vectors", "tokens"]);
+  expect(dump(p.root).meta.filling).toBe("vectors,tokens");
+  const complete = await job!();
+  expect(complete.filling).toEqual([]);
   const d = dump(p.root);
   expect(d.meta.filling).toBe("");
   expect(d.nodes.every((n) => n.vector !== null)).toBe(true);
-  expect(Number(d.meta.total_tokens)).toBeGreaterThan(0);
+  await buildIndex(resolveConfig(full.root), { embedder, pool });
+  expect(d).toEqual(dump(full.root));
 });

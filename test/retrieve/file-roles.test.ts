@@ -1,5 +1,30 @@
-import { describe, expect, it } from "vitest";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildIndex, type BuildCache } from "../../dist/daemon/index/build.js";
+import { FileRoles, fileRoles } from "../../dist/daemon/index/file-role.js";
+import { createEmbedder } from "../../dist/daemon/index/embed/select.js";
+import { resolveConfig } from "../../dist/shared/config.js";
+import { makeProject, touchLater } from "../helpers.js";
 import { builtProject } from "../index/fixture.js";
+
+const require = createRequire(import.meta.url);
+const Database = require("better-sqlite3");
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+/** The roles the index records (meta `file_roles`). */
+function recordedRoles(root: string): Record<string, string> {
+  const db = new Database(path.join(root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+  try {
+    return JSON.parse(db.prepare("SELECT value FROM meta WHERE key = 'file_roles'").pluck().get() as string);
+  } finally {
+    db.close();
+  }
+}
 
 const PARSER = `namespace jsonlite {
 // Parses JSON text into values.
@@ -54,5 +79,86 @@ describe("file roles", () => {
     const answer = await engine.query({ project_path: root, question: "how is a JSON array parsed? show the amalgamated header too" });
     expect(answer.context).toMatch(/### include\/jsonlite_all\.hpp:\d+-\d+ .*\[generated-copy\]/);
     expect(answer.context).not.toMatch(/### src\/parser\.cpp:\d+-\d+ .*\[/);
+  });
+
+  it("an incremental build judges again only the files its edits can move, and records the roles a full build of the same tree does", async () => {
+    // Unrelated files: what an edit of the JSON library need not judge again.
+    const others = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`tools/t${i}.cpp`, `// Tool ${i}.\nint tool_${i}_run(int x) { return x + ${i}; }\nint tool_${i}_stop(int x) { return x - ${i}; }\n`]));
+    const warm = makeProject({ ...PROJECT, ...others });
+    const full = makeProject({ ...PROJECT, ...others });
+    cleanups.push(warm.cleanup, full.cleanup);
+    const cfg = resolveConfig(warm.root);
+    const embedder = await createEmbedder(cfg);
+    const cache: { value?: BuildCache } = {};
+    await buildIndex(cfg, { embedder, cache });
+    expect(recordedRoles(warm.root)["include/jsonlite_all.hpp"]).toBe("generated-copy");
+    const files = Object.keys(PROJECT).length + Object.keys(others).length;
+
+    const edits: [string, string | undefined][][] = [
+      // The writer is rewritten: the header copies only the parser now, so it is the project's own source (it did not change).
+      [["src/writer.cpp", "namespace jsonlite {\nclass Emitter {\npublic:\n  int emit(int v) { return v; }\n};\n}\n"]],
+      // A new single header copies the parser and a new printer; the benchmark goes.
+      [
+        ["src/printer.cpp", "namespace jsonlite {\nclass Printer {\npublic:\n  int print_one(int v) { return v; }\n  int print_two(int v) { return v; }\n};\n}\n"],
+        ["include/jsonlite_one.hpp", `#pragma once\n${PARSER}\nnamespace jsonlite {\nclass Printer {\npublic:\n  int print_one(int v) { return v; }\n  int print_two(int v) { return v; }\n};\n}\n`],
+        ["bench/parse_bench.cpp", undefined],
+      ],
+    ];
+    const seen: Record<string, string>[] = [recordedRoles(warm.root)];
+    for (const batch of edits) {
+      for (const p of [warm, full]) {
+        for (const [rel, body] of batch) {
+          if (body === undefined) p.remove(rel);
+          else {
+            p.write(rel, body);
+            touchLater(path.join(p.root, rel));
+          }
+        }
+      }
+      await buildIndex(cfg, { embedder, cache });
+      expect(cache.value?.roles?.lastJudged).toBeGreaterThan(0);
+      expect(cache.value!.roles!.lastJudged).toBeLessThan(files);
+      await buildIndex(resolveConfig(full.root), { embedder, force: true });
+      expect(recordedRoles(warm.root)).toEqual(recordedRoles(full.root));
+      seen.push(recordedRoles(warm.root));
+    }
+    // The edits did move roles: the first header became source, the new one a copy, the benchmark gone.
+    expect(seen[1]["include/jsonlite_all.hpp"]).toBeUndefined();
+    expect(seen[2]["include/jsonlite_one.hpp"]).toBe("generated-copy");
+    expect(seen[2]["bench/parse_bench.cpp"]).toBeUndefined();
+  });
+
+  it("roles kept warm through random edits, additions and removals equal the roles judged from the whole tree each time", () => {
+    // A fixed-seed generator: the same sequence on every run.
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    // Small files of definitions from a small pool (copies happen), most holding `main`: as files
+    // come and go its holders cross the common-name bound (50) both ways.
+    const factsOf = (p: string) => ({ path: p, copyMark: rand(20) === 0, defs: [...Array.from({ length: 1 + rand(5) }, () => `function:f${rand(30)}`), ...(rand(20) < 16 ? ["function:main"] : [])] });
+    const tree = new Map<string, { path: string; copyMark: boolean; defs: string[] }>();
+    for (let i = 0; i < 55; i++) tree.set(`src/m${i}.c`, factsOf(`src/m${i}.c`));
+    const warm = new FileRoles([...tree.values()]);
+    const mains = () => [...tree.values()].filter((f) => f.defs.includes("function:main")).length;
+    let moved = 0;
+    let crossed = 0;
+    for (let step = 0; step < 300; step++) {
+      const changed = Array.from({ length: 1 + rand(3) }, () => factsOf(`src/m${rand(62)}.c`));
+      const paths = [...tree.keys()];
+      const removed = Array.from({ length: rand(2) }, () => paths[rand(paths.length)]);
+      const before = { roles: JSON.stringify(fileRoles([...tree.values()])), common: mains() > 50 };
+      for (const p of removed) tree.delete(p);
+      for (const f of changed) tree.set(f.path, f);
+      warm.update(changed, removed.filter((p) => !changed.some((f) => f.path === p)));
+      const full = fileRoles([...tree.values()]);
+      expect(warm.roles()).toEqual(full);
+      if (JSON.stringify(full) !== before.roles) moved++;
+      if (before.common !== mains() > 50) crossed++;
+    }
+    // The edits moved roles often, and `main` crossed the bound: the comparison saw both.
+    expect(moved).toBeGreaterThan(30);
+    expect(crossed).toBeGreaterThan(5);
   });
 });

@@ -1,35 +1,20 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
-import { makeProject } from "../helpers.js";
+import { historyRepo } from "./history-repo.js";
 
 // A real git repository where app/registry.py is changed by every commit (a hub, as a package's
 // __init__ or a test module is) and app/cart.py always changes with app/pricing.py (and the hub).
 const CLI = path.resolve("dist/client/cli.js");
 const SHIM = path.resolve("dist/client/mcp.js");
-const py = (name: string, v: number) => `"""Module ${name}."""\n\n\ndef ${name}_step(x):\n    return x + ${v}\n`;
-let clock = Date.parse("2026-01-01T00:00:00Z");
-let p: ReturnType<typeof makeProject>;
-
-function git(...args: string[]): void {
-  const at = new Date((clock += 3_600_000)).toISOString();
-  execFileSync("git", ["-C", p.root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", ...args], { env: { ...process.env, GIT_AUTHOR_DATE: at, GIT_COMMITTER_DATE: at } });
-}
-
-let version = 0;
-function commit(files: string[]): void {
-  version++; // every commit changes each of its files
-  for (const f of files) p.write(f, py(path.basename(f, ".py"), version));
-  git("add", "-A");
-  git("commit", "-q", "-m", `change ${files.join(", ")}`);
-}
+let p: ReturnType<typeof historyRepo>["project"];
+let commit: ReturnType<typeof historyRepo>["commit"];
 
 beforeAll(() => {
-  p = makeProject({});
-  git("init", "-q", "-b", "main");
+  ({ project: p, commit } = historyRepo());
   const others = ["app/orders.py", "app/users.py", "app/mail.py", "app/search.py", "app/auth.py", "app/admin.py"];
   commit(["app/registry.py", "app/cart.py", "app/pricing.py", ...others]);
   for (let round = 1; round <= 3; round++) {

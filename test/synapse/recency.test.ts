@@ -1,38 +1,23 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
-import { makeProject } from "../helpers.js";
+import { historyRepo } from "./history-repo.js";
 
 // A real git repository where app/seed.py changed with app/old.py eight times, then with thirty
 // other files one at a time, then with app/new.py three times: old.py has more shared commits,
 // new.py is what seed.py changes with lately.
 const CLI = path.resolve("dist/client/cli.js");
 const SHIM = path.resolve("dist/client/mcp.js");
-const py = (name: string, v: number) => `"""Module ${name}."""\n\n\ndef ${name}_step(x):\n    return x + ${v}\n`;
 const FILLERS = Array.from({ length: 30 }, (_, i) => `app/part${i}.py`);
-let clock = Date.parse("2026-01-01T00:00:00Z");
-let p: ReturnType<typeof makeProject>;
-
-function git(...args: string[]): void {
-  const at = new Date((clock += 3_600_000)).toISOString();
-  execFileSync("git", ["-C", p.root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", ...args], { env: { ...process.env, GIT_AUTHOR_DATE: at, GIT_COMMITTER_DATE: at } });
-}
-
-let version = 0;
-function commit(files: string[]): void {
-  version++; // every commit changes each of its files
-  for (const f of files) p.write(f, py(path.basename(f, ".py"), version));
-  git("add", "-A");
-  git("commit", "-q", "-m", `change ${files.join(", ")}`);
-}
+let p: ReturnType<typeof historyRepo>["project"];
+let commit: ReturnType<typeof historyRepo>["commit"];
 
 beforeAll(() => {
-  p = makeProject({});
-  git("init", "-q", "-b", "main");
+  ({ project: p, commit } = historyRepo());
   commit(["app/seed.py", "app/old.py", "app/new.py", ...FILLERS]);
   for (let i = 0; i < 8; i++) commit(["app/seed.py", "app/old.py"]);
   for (const f of FILLERS) commit(["app/seed.py", f]);

@@ -125,8 +125,13 @@ export const go: LanguageSpec = {
     const dir = goDir(spec, project);
     return dir === undefined ? [] : withEntryFirst(project.filesIn(dir), dir);
   },
-  defaultAlias: (spec) => spec.split("/").pop()?.replace(/^go-|\.v\d+$/, ""),
+  defaultAlias: packageNameOf,
 };
+
+/** The package name an import path is used by, unless aliased: its last element, without `go-` or a `.vN` suffix. */
+function packageNameOf(importPath: string): string {
+  return importPath.slice(importPath.lastIndexOf("/") + 1).replace(/^go-|\.v\d+$/, "");
+}
 
 /**
  * The project directory of an import path. The project may be a module (its directories are
@@ -148,7 +153,7 @@ function goDir(importPath: string, project: ProjectView): string | undefined {
   // path (its first element has a dot, which no standard library path has) whose last element names
   // the package of the project's root files.
   if (parts.length > 1 && parts[0].includes(".")) {
-    const own = new Set(project.declaring(parts[parts.length - 1].replace(/^go-|\.v\d+$/, "")));
+    const own = new Set(project.declaring(packageNameOf(importPath)));
     if (project.filesIn("").some((f) => own.has(f))) return "";
   }
   return undefined;

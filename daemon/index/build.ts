@@ -289,7 +289,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
     if (unchanged) {
       if (opts.warm && opts.cache && !opts.cache.value && source === "builtin") {
         const resolver = await storedResolver(store, tsConfigs, (e) => previous.has(e.path));
-        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous, roles: new FileRoles(resolver.fileFacts()) };
+        // Roles are judged at the first save (fileRolesAfter), not at start-up.
+        opts.cache.value = { resolver, tsPaths, ...(await storedCommunities(store)), carried: 0, files: previous };
       }
       const answerable = finish({ changed_paths: [], rows_changed: [], reclustered: false, nodes_processed: 0, nodes_embedded: 0, communities: (await store.communities()).length, node_count: Number(stored.node_count ?? 0), edge_count: Number(stored.edge_count ?? 0), files_indexed: previous.size, files_changed: 0, files_removed: 0 }, scan);
       return resume ? await resumeFill(answerable) : answerable;

@@ -13,7 +13,7 @@ export function formatBuild(r: Record<string, any>): string {
     `  ${r.files_changed} parsed, ${r.files_removed} removed, ${n(r.nodes_processed)} nodes written, ${n(r.nodes_embedded)} embedded${skipped}`,
     `  graph: ${r.graph_source}, embedder: ${r.embedder}`,
     ...(r.unsupported?.length ? [`  not indexed: ${describeUnsupported(r.unsupported)}`] : []),
-    ...(r.filling?.length ? [`  answerable now (lexical and graph); ${r.filling.join(" and ")} are being written in the background (\`codemem stats\` shows when done)`] : []),
+    ...(r.filling?.length ? [`  answerable now (lexical and graph); ${r.filling.slice(0, -1).join(", ")}${r.filling.length > 1 ? " and " : ""}${r.filling.at(-1)} are being written in the background (\`codemem stats\` shows when done)`] : []),
     ...(r.history ? [`  history: ${n(r.history.commits)} git commits read, ${n(r.history.learned)} learned as co-change (${n(r.history.pairs)} file pairs)`] : []),
   ].join("\n");
 }

@@ -82,7 +82,7 @@ export const build = op({
     graph_source: z.string(),
     embedder: z.string(),
     history: z.object({ commits: z.number().int(), learned: z.number().int(), pairs: z.number().int() }).optional().describe("Git commits read as co-change (with history)"),
-    filling: z.array(z.string()).optional().describe("What a whole-tree build writes after it answered (vectors, tokens): answers are lexical and graph until `stats` shows none"),
+    filling: z.array(z.string()).optional().describe("What a whole-tree build writes after it answered (vectors, tokens, graph.json): answers are lexical and graph until `stats` shows none"),
     answerable_s: z.number().optional().describe("Seconds to answerable when the result is the complete build's"),
   },
   readOnly: false,

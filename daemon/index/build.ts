@@ -139,7 +139,7 @@ export interface BuildResult {
   graph_source: "builtin" | "external";
   embedder: string;
   index_version: string;
-  /** What the build's fill is still writing after this result (vectors, token totals); empty or absent once complete. */
+  /** What the build's fill is still writing after this result (vectors, token totals, graph.json); empty or absent once complete. */
   filling?: string[];
   /** A complete result's time to answerable (seconds), when its fill ran after it (in-process builds). */
   answerable_s?: number;
@@ -427,17 +427,18 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       await store.close();
 
       const write = source === "builtin" ? graphWrite(cfg, opts, builtAt) : undefined;
-      if (opts.deferGraphFile) {
-        opts.deferGraphFile(async () => {
-          // A local writer's close checkpoints the log that the watch builds' closes left.
-          if (cfg.store.backend === "local") await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
-          await write?.();
-        });
-      } else await write?.().catch((err) => {
-        if (!isDiskFullError(err)) throw err;
-        const file = stateDirs(cfg.root).graphFile;
-        throw new CodememError("DISK_FULL", `The index is written, but no space is left on the disk holding ${file} to write it (${(err as Error).message}). Free space, then run \`codemem build\` (it writes graph.json again).`, { file });
-      });
+      // A whole-tree build's graph.json is written by its fill: nothing answers from it (Go's src: 2 s
+      // of a 38 s build to answerable). A fill that never ran leaves it older than the index, which
+      // the next build notices (`unchanged`) and writes.
+      if (!deferred) {
+        if (opts.deferGraphFile) {
+          opts.deferGraphFile(async () => {
+            // A local writer's close checkpoints the log that the watch builds' closes left.
+            if (cfg.store.backend === "local") await (await openStore(cfg, { mode: "build", dim: embedder.dim })).close();
+            await write?.();
+          });
+        } else if (write) await graphWritten(cfg, write);
+      }
       lap("graph_file");
       const due = !!opts.deferRecluster && !reclustered && carried > RECLUSTER_AFTER_SHARE * graph.nodeCount;
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
@@ -445,8 +446,12 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (!deferred) return answerable;
       // What the fill needs, and no more: the nodes' texts and their hashes as written, the parsed sources.
       const work = buildFill(delta, new Map([...scanned].filter(([p]) => fresh.has(p))), rows);
-      opts.fill!(() => fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop }));
-      return { ...answerable, filling: [...FILLING] };
+      // graph.json first: once `stats` shows nothing filling, it is written too.
+      opts.fill!(async () => {
+        await graphWritten(cfg, write!);
+        return fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop });
+      });
+      return { ...answerable, filling: [...FILLING, "graph.json"] };
     } finally {
       if (!opts.pool) await pool.close();
     }
@@ -598,6 +603,15 @@ async function parseFiles(
     if (e.tooDeep) scan.skipped.push({ path: e.path, reason: "too_deep", detail: `indexed to ${MAX_DEF_DEPTH} nested definitions; ${e.tooDeep} nested deeper left out` });
   }
   return { fresh: new Map(r.extracts.map((e) => [e.path, e])), prepared: r.prepared };
+}
+
+/** A graph.json write whose full disk is said as such (the index is written; a build writes the file again). */
+function graphWritten(cfg: ResolvedConfig, write: () => Promise<void>): Promise<void> {
+  return write().catch((err) => {
+    if (!isDiskFullError(err)) throw err;
+    const file = stateDirs(cfg.root).graphFile;
+    throw new CodememError("DISK_FULL", `The index is written, but no space is left on the disk holding ${file} to write it (${(err as Error).message}). Free space, then run \`codemem build\` (it writes graph.json again).`, { file });
+  });
 }
 
 /** The write of graph.json for the index at `builtAt`: from the builder's last file where it can. */

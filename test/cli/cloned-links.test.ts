@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
 import { PY_PROJECT } from "../helpers.js";
+import { waitFor } from "../daemon/helpers.js";
 
 /**
  * A cloned repository can commit codemem's own state paths as symbolic links: a `build` must never
@@ -101,22 +102,26 @@ describe("a cloned repository's links in codemem's state", () => {
     expect(fs.readdirSync(elsewhere)).toEqual([]);
   });
 
-  it("after the link is removed as the error says, the build succeeds", () => {
+  it("after the link is removed as the error says, the build succeeds", async () => {
     const v = victim("fixed.bashrc");
     const clone = cloneWithLinks("fixed", { "codegraph-out/graph.json": v.file });
     expect(cli("build", clone).status).toBe(4);
     fs.rmSync(path.join(clone, "codegraph-out"), { recursive: true, force: true });
     const r = cli("build", clone);
     expect(r.status, r.stderr).toBe(0);
-    expect(fs.lstatSync(path.join(clone, "codegraph-out", "graph.json")).isFile()).toBe(true);
+    // A first build's graph.json is written by its fill, after the build answered.
+    const graph = path.join(clone, "codegraph-out", "graph.json");
+    await waitFor("graph.json", () => fs.existsSync(graph));
+    expect(fs.lstatSync(graph).isFile()).toBe(true);
     v.unchanged();
   });
 
-  it("a link put in place under a running daemon is refused at the write, not followed", () => {
+  it("a link put in place under a running daemon is refused at the write, not followed", async () => {
     const v = victim("late.bashrc");
     const clone = cloneWithLinks("late", {});
     expect(cli("build", clone).status).toBe(0); // the daemon now runs, its state checked at start
     const graph = path.join(clone, "codegraph-out", "graph.json");
+    await waitFor("graph.json", () => fs.existsSync(graph));
     fs.rmSync(graph);
     fs.symlinkSync(v.file, graph);
     fs.appendFileSync(path.join(clone, "shop", "models.py"), "\n\ndef refund(order):\n    return order\n");

@@ -141,7 +141,7 @@ describe("a daemon's whole-tree build answers before its vectors and tokens are 
 
     spawnDaemonChild(root, ["--no-watch"]);
     const built = (await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000 })) as { filling?: string[]; node_count: number };
-    expect(built.filling).toEqual(["vectors", "tokens"]);
+    expect(built.filling).toEqual(["vectors", "tokens", "graph.json"]);
     expect(built.node_count).toBe(complete.node_count);
     type Stats = { source_tokens: number; freshness: { filling?: string[]; warming?: string[] } };
     // Whenever stats says nothing is being filled in, the total is the complete build's.
@@ -216,7 +216,7 @@ describe("a daemon that stops while its whole-tree build's fill runs", () => {
   async function stopWhileFilling(root: string, stop: (d: ReturnType<typeof spawnDaemonChild>, root: string) => Promise<void>) {
     const d = await startDaemon(root);
     const built = (await callDaemon(root, "build", { project_path: root }, { timeoutMs: 300_000, autostart: false })) as { filling?: string[] };
-    expect(built.filling).toEqual(["vectors", "tokens"]);
+    expect(built.filling).toEqual(["vectors", "tokens", "graph.json"]);
     // Its first parts are written (read from the index file, as a reader would; a cheap count, so the stop follows at once).
     await waitFor("the fill's first part", () => vectorCount(root) > 0 || undefined, 120_000, 10);
     await stop(d, root);

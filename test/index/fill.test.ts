@@ -74,13 +74,16 @@ it("a whole-tree build with a fill is answerable (lexical and graph) before it, 
 
   let job: (() => Promise<BuildResult>) | undefined;
   const answerable = await buildIndex(cfgD, { embedder, pool, cache, fill: (j) => (job = j) });
-  expect(answerable.filling).toEqual(["vectors", "tokens"]);
+  expect(answerable.filling).toEqual(["vectors", "tokens", "graph.json"]);
   expect(answerable.nodes_embedded).toBe(0);
   expect(job).toBeDefined();
 
   // Held before its fill: the index answers from its lexical and graph parts, and says vectors and tokens are being written.
   const during = dump(deferred.root);
   expect(during.meta.filling).toBe("vectors,tokens");
+  // graph.json is the fill's to write (a first build has none before it).
+  const graphFile = (root: string) => path.join(root, "codegraph-out/graph.json");
+  expect(fs.existsSync(graphFile(deferred.root))).toBe(false);
   expect(during.nodes.every((n) => n.vector === null)).toBe(true);
   const reader = await ProjectEngine.open(deferred.root, { sideEffects: false });
   cleanups.push(() => reader.close());
@@ -101,6 +104,8 @@ it("a whole-tree build with a fill is answerable (lexical and graph) before it, 
   expect(filled.meta.filling).toBe("");
   expect(Number(filled.meta.total_tokens)).toBeGreaterThan(0);
   expect(filled).toEqual(dump(inline.root));
+  const graphOf = (root: string) => JSON.parse(fs.readFileSync(graphFile(root), "utf8")) as { built_at?: string };
+  expect({ ...graphOf(deferred.root), built_at: "" }).toEqual({ ...graphOf(inline.root), built_at: "" });
   expect(await rankings(deferred.root)).toEqual(await rankings(inline.root));
   // A reader opened after the fill says nothing is missing.
   const after = await ProjectEngine.open(deferred.root, { sideEffects: false });
@@ -175,6 +180,9 @@ it("an index whose fill never ran (its build's process was killed) is filled by 
   const embedder = await createEmbedder(cfg);
   await buildIndex(cfg, { embedder, pool, fill: () => {} }); // the job is dropped, as a killed process drops it
   expect(dump(p.root).meta.filling).toBe("vectors,tokens");
+  // Its graph.json was the fill's to write too.
+  const graphFile = path.join(p.root, "codegraph-out/graph.json");
+  expect(fs.existsSync(graphFile)).toBe(false);
   const edited = Object.keys(files).filter((f) => f.startsWith("email/")).slice(0, 2);
   for (const project of [p, full]) {
     for (const f of edited) {
@@ -188,6 +196,7 @@ it("an index whose fill never ran (its build's process was killed) is filled by 
   // Answerable at once, and still saying what it fills in.
   expect(next.filling).toEqual(["vectors", "tokens"]);
   expect(dump(p.root).meta.filling).toBe("vectors,tokens");
+  expect(fs.existsSync(graphFile)).toBe(true);
   const complete = await job!();
   expect(complete.filling).toEqual([]);
   const d = dump(p.root);

@@ -4,7 +4,8 @@ import { deflateApart, deflateText, type DeflateJob } from "../../dist/daemon/st
 
 describe("deflating node texts and extracts", () => {
   const jobs: DeflateJob[] = Array.from({ length: 300 }, (_, i) => ({
-    json: JSON.stringify([`def f${i}(x):\n    return x * ${i}\n`, `f${i}`, "", "", "", "pkg mod", "x"]),
+    // Some texts are not ASCII: the thread gets them as UTF-8 bytes end to end, cut at byte offsets.
+    json: JSON.stringify([`def f${i}(x):\n    return x * ${i}\n`, `f${i}`, "", i % 5 === 0 ? `café ${"🚀".repeat(i % 7)} ünïcode` : "", "", "pkg mod", "x"]),
     kind: i % 3 === 0 ? "module" : i % 3 === 1 ? "definition" : "extract",
   }));
 

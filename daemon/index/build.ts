@@ -370,7 +370,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const kept = new Map((touchedOnly.length ? await store.extracts(touchedOnly) : []).map((e) => [e.path, e]));
       const upserts = scan.changed.flatMap((c) => {
         const e = fresh.get(c.row.path) ?? kept.get(c.row.path);
-        return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e) }] : [];
+        const stored = fresh.has(c.row.path) ? prepared.extracts.get(c.row.path) : undefined;
+        return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e), stored }] : [];
       });
 
       // A module's file words are its file's indexed text's: a worker's, else the scan's text, else the file read again with the index's redaction.
@@ -593,6 +594,8 @@ async function parseFiles(
     signal,
     embedder,
     light,
+    // A whole-tree build of a local index (light) has its workers make the stored texts too.
+    light,
   );
   for (const f of r.failed) {
     scan.skipped.push({ path: f.path, reason: "unreadable", detail: `parse failed: ${f.error}` });
@@ -742,7 +745,7 @@ async function embedNodes(
   const children = childNamesByParent(graph.nodes);
   const texts = graph.nodes.map((n) => {
     const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
-    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector, words: undefined };
+    if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector, words: undefined, stored: doc.stored };
     const words = n.type === "module" ? fileWords(n.file_path) : undefined;
     return { n, ...nodeDocuments(n, children.get(n.id) ?? [], words), vector: undefined, words };
   });
@@ -753,11 +756,11 @@ async function embedNodes(
   const delta: BuildDelta["nodes"] = [];
   const toEmbed: { i: number; text: string }[] = [];
   let embedded = 0;
-  for (const { n, text, lexical, hash, vector, words } of texts) {
+  for (const { n, text, lexical, hash, vector, words, stored } of texts) {
     const prev = prevHashes.get(n.id);
     const reused = prev && prev.textHash === hash ? reusable.get(prev.rowid) : undefined;
     // A module carries its whole file's words (identifiers split, comments included) for the file-level lexical index.
-    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: words });
+    delta.push({ node: n, textHash: hash, lexical, vector: reused ?? vector ?? new Float32Array(0), fileWords: words, stored });
     // A deferred build's vectors are its fill's (fillIndex); what it writes now has none.
     if (deferred) continue;
     if (!reused) embedded++;

@@ -87,6 +87,8 @@ export interface PreparedDoc {
   lexical: LexicalFields;
   /** Absent when the build embeds after it is answerable (fill). */
   vector?: Float32Array;
+  /** The node's text in a local index's stored form, when the build asked the worker for it (BuildDelta.nodes' `stored`). */
+  stored?: Buffer;
 }
 
 /** What identifies a definition's node across the worker and the build: file, first line, kind and qualified name. */

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { PreparedDoc } from "./documents.js";
+import { split, type Packed } from "../store/deflate-thread.js";
 import { Extractor } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import type { FileExtract, LanguageId } from "./types.js";
@@ -21,6 +22,8 @@ interface Job {
   embedder?: string;
   /** Tokens and vectors left for the build's fill (see build.ts): documents come without vectors. */
   light?: boolean;
+  /** Definitions' texts and the extract come in a local index's stored form too (Prepared). */
+  stored?: boolean;
 }
 
 /** A file's share of a build's fill: its source to count tokens of (when they are due) and its nodes' embedding texts. */
@@ -41,12 +44,16 @@ interface Parsed {
   extract: FileExtract;
   docs?: [string, PreparedDoc][];
   fileWords?: string;
+  /** The stored form of each of `docs`' texts, in order, then the extract's (Job's `stored`). */
+  stored?: Packed;
 }
 
 /** Documents the workers prepared while parsing: definitions' by `docKey`, modules' file words by path. */
 export interface Prepared {
   docs: Map<string, PreparedDoc>;
   fileWords: Map<string, string>;
+  /** Extracts in a local index's stored form, by path, when asked for (`stored`). */
+  extracts: Map<string, Buffer>;
 }
 
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
@@ -73,9 +80,10 @@ export class ParsePool {
     signal?: AbortSignal,
     embedder?: string,
     light = false,
+    stored = false,
   ): Promise<{ extracts: FileExtract[]; failed: { path: string; error: string }[]; prepared: Prepared }> {
     const extracts: FileExtract[] = [];
-    const prepared: Prepared = { docs: new Map(), fileWords: new Map() };
+    const prepared: Prepared = { docs: new Map(), fileWords: new Map(), extracts: new Map() };
     const failed: { path: string; error: string }[] = [];
     /** Jobs whose worker died under them: any of its in-flight files may have caused it. */
     const lost: Job[] = [];
@@ -84,8 +92,10 @@ export class ParsePool {
       p.then(
         (e) => {
           extracts.push(e.extract);
-          for (const [k, d] of e.docs ?? []) prepared.docs.set(k, d);
+          const stored = e.stored && split(e.stored.bytes, e.stored.ends);
+          for (const [i, [k, d]] of (e.docs ?? []).entries()) prepared.docs.set(k, stored ? { ...d, stored: stored[i] } : d);
           if (e.fileWords !== undefined) prepared.fileWords.set(e.extract.path, e.fileWords);
+          if (stored) prepared.extracts.set(e.extract.path, stored[stored.length - 1]);
           onDone?.(++done);
         },
         (err: Error) => {
@@ -100,7 +110,7 @@ export class ParsePool {
     const stop = () => void this.close();
     signal?.addEventListener("abort", stop, { once: true });
     try {
-      await this.extractInto(jobs, record, lost, signal, embedder, light);
+      await this.extractInto(jobs, record, lost, signal, embedder, light, stored);
     } finally {
       signal?.removeEventListener("abort", stop);
     }
@@ -108,7 +118,7 @@ export class ParsePool {
     return { extracts, failed, prepared };
   }
 
-  private async extractInto(jobs: Job[], record: (p: Promise<Parsed>, job: Job, alone?: boolean) => Promise<void>, lost: Job[], signal: AbortSignal | undefined, embedder: string | undefined, light: boolean): Promise<void> {
+  private async extractInto(jobs: Job[], record: (p: Promise<Parsed>, job: Job, alone?: boolean) => Promise<void>, lost: Job[], signal: AbortSignal | undefined, embedder: string | undefined, light: boolean, stored: boolean): Promise<void> {
     if (jobs.length < 24 || this.size <= 1) {
       for (const job of jobs) {
         if (signal?.aborted) break;
@@ -117,7 +127,7 @@ export class ParsePool {
     } else {
       this.start();
       // Largest first spreads the tail across workers.
-      const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder, light }));
+      const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder, light, stored }));
       let cursor = 0;
       // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
       const lane = async (w: Worker) => {
@@ -205,7 +215,7 @@ export class ParsePool {
         this.pending.delete(m.id);
         this.owner.delete(m.id);
         if (m.filled) p.resolve(m.filled as never);
-        else if (m.extract) p.resolve({ extract: m.extract, docs: m.docs, fileWords: m.fileWords });
+        else if (m.extract) p.resolve({ extract: m.extract, docs: m.docs, fileWords: m.fileWords, stored: m.stored });
         else p.reject(new Error(m.error ?? "parse failed"));
       });
       this.workers.push(w);

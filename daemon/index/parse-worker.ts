@@ -1,10 +1,12 @@
 import { parentPort } from "node:worker_threads";
-import { fileWordsOf, prepareDocs, type PreparedDoc } from "./documents.js";
+import { deflateText, extractJob, pack, textJob, type Packed } from "../store/deflate-thread.js";
+import { docKey, fileWordsOf, prepareDocs, type PreparedDoc } from "./documents.js";
 import { BuiltinEmbedder } from "./embed/builtin.js";
 import { TrainedEmbedder } from "./embed/trained.js";
 import { Extractor, tokenCounter } from "./extract.js";
 import { languageById } from "./languages/registry.js";
-import type { LanguageId } from "./types.js";
+import { leanExtract } from "./resolve.js";
+import type { FileExtract, LanguageId } from "./types.js";
 
 const extractor = new Extractor();
 let builtin: BuiltinEmbedder | undefined;
@@ -26,6 +28,8 @@ interface ParseMsg {
   source: string;
   embedder?: string;
   light?: boolean;
+  /** Make the definitions' texts and the extract in a local index's stored form (a whole-tree build's) here, not in the write. */
+  stored?: boolean;
 }
 
 /** A build's fill: a file's tokens counted (when its source is given) and its nodes' texts embedded (with the worker's embedder). */
@@ -35,6 +39,16 @@ interface FillMsg {
   source?: string;
   texts: string[];
   embedder?: string;
+}
+
+/**
+ * The stored form of each prepared definition's text, in `docs`' order, then the extract's, in one
+ * buffer: deflating Go's src's 60K texts in the build's write took a thread 6.6 s beside the inserts
+ * and clustering on 2 cores; here the two workers share it while they parse.
+ */
+function storeForm(extract: FileExtract, docs: [string, PreparedDoc][]): Packed {
+  const defOf = new Map(extract.defs.map((d) => [docKey({ file_path: extract.path, line_start: d.lineStart, type: d.kind, qualified_name: d.qualifiedName }), d]));
+  return pack([...docs.map(([k, doc]) => deflateText(textJob({ node: defOf.get(k)!, lexical: doc.lexical }))), deflateText(extractJob(leanExtract(extract)))]);
 }
 
 parentPort!.on("message", async (msg: ParseMsg | FillMsg) => {
@@ -49,7 +63,9 @@ parentPort!.on("message", async (msg: ParseMsg | FillMsg) => {
     const embedder = embedderFor(msg.embedder);
     if (!embedder) return parentPort!.postMessage({ id: msg.id, extract });
     const docs: [string, PreparedDoc][] = [...prepareDocs(extract, msg.light ? undefined : (t) => embedder.embedOne(t))];
-    parentPort!.postMessage({ id: msg.id, extract, docs, fileWords: fileWordsOf(msg.source) }, docs.flatMap(([, d]) => (d.vector ? [d.vector.buffer as ArrayBuffer] : [])));
+    const stored = msg.stored ? storeForm(extract, docs) : undefined;
+    const moved = [...docs.flatMap(([, d]) => (d.vector ? [d.vector.buffer as ArrayBuffer] : [])), ...(stored ? [stored.bytes.buffer as ArrayBuffer, stored.ends.buffer as ArrayBuffer] : [])];
+    parentPort!.postMessage({ id: msg.id, extract, docs, fileWords: fileWordsOf(msg.source), stored }, moved);
   } catch (err) {
     parentPort!.postMessage({ id: msg.id, error: (err as Error).message });
   }

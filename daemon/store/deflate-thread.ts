@@ -6,7 +6,9 @@
  */
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { deflateRawSync, type ZlibOptions } from "node:zlib";
+import type { FileExtract } from "../index/types.js";
 import { threadReply } from "../thread-reply.js";
+import type { NodeTextOf } from "./types.js";
 
 /**
  * Node texts are deflated fast (level 1: 1.7 vs 2.6 s for the Go tree's 67 MB, 27.0 vs 25.3 MB
@@ -18,6 +20,20 @@ const SMALL_DEFLATE: ZlibOptions = { level: 1, windowBits: 10, memLevel: 4 };
 
 /** Extracts keep zlib's default level: 5 MB for Go's src against 6 at level 1, read back whenever a build starts cold. */
 const OPTIONS: Record<DeflateJob["kind"], ZlibOptions> = { definition: SMALL_DEFLATE, module: FAST_DEFLATE, extract: {} };
+
+/** `node_text.text`: code, then the values the node's FTS rows were indexed with (see schema.ts). */
+export type NodeText = [code: string, name: string, qualified: string, signature: string, doc: string, path: string, body: string, fileWords: string | null];
+
+/** A node's text as stored (node_text, deflated): its code, lexical fields and, for a module, its file's words. */
+export function textJob({ node, lexical, fileWords }: NodeTextOf): DeflateJob {
+  const text: NodeText = [node.code, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
+  return { json: JSON.stringify(text), kind: fileWords === undefined ? "definition" : "module" };
+}
+
+/** A file's extract as stored (files.extract, deflated). */
+export function extractJob(extract: FileExtract): DeflateJob {
+  return { json: JSON.stringify(extract), kind: "extract" };
+}
 
 /** One text to deflate: its JSON, and what it is (a definition's or a module's node text, a file's extract). */
 export interface DeflateJob {
@@ -42,9 +58,7 @@ function deflated(text: string | Uint8Array, kind: DeflateJob["kind"]): Buffer {
 const KINDS: DeflateJob["kind"][] = ["definition", "module", "extract"];
 
 /** The texts packed for the thread: their UTF-8 bytes end to end (moved, not copied), each one's end and kind. */
-interface Packed {
-  bytes: Uint8Array;
-  ends: Uint32Array;
+interface PackedTexts extends Packed {
   kinds: Uint8Array;
 }
 
@@ -68,31 +82,41 @@ export function deflateApart(texts: DeflateJob[]): Promise<Buffer[]> {
   });
   const bytes = Buffer.allocUnsafeSlow(total);
   texts.forEach((t, i) => bytes.write(t.json, i === 0 ? 0 : ends[i - 1], "utf8"));
-  const packed: Packed = { bytes, ends, kinds };
+  const packed: PackedTexts = { bytes, ends, kinds };
   return threadReply<Reply>(new URL("./deflate-thread.js", import.meta.url), { deflateTexts: packed }, "the deflate thread", [bytes.buffer as ArrayBuffer, ends.buffer, kinds.buffer]).then((r) => {
     if (r.error !== undefined) throw new Error(`deflating node texts failed: ${r.error}`);
     return split(r.bytes!, r.ends!);
   });
 }
 
-/** Buffers end to end, cut at their ends. */
-function split(bytes: Uint8Array, ends: Uint32Array): Buffer[] {
+/** Byte strings end to end in one buffer of their own (moved across threads, not copied), and where each ends. */
+export interface Packed {
+  bytes: Uint8Array;
+  ends: Uint32Array;
+}
+
+export function pack(parts: Uint8Array[]): Packed {
+  const ends = new Uint32Array(parts.length);
+  let total = 0;
+  parts.forEach((p, i) => (ends[i] = total += p.length));
+  const bytes = new Uint8Array(total);
+  parts.forEach((p, i) => bytes.set(p, ends[i] - p.length));
+  return { bytes, ends };
+}
+
+/** Packed byte strings, each a Buffer viewing its part (none copied). */
+export function split(bytes: Uint8Array, ends: Uint32Array): Buffer[] {
   const out: Buffer[] = [];
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let i = 0, start = 0; i < ends.length; start = ends[i++]) out.push(buf.subarray(start, ends[i]));
   return out;
 }
 
-if (!isMainThread && (workerData as { deflateTexts?: Packed } | undefined)?.deflateTexts) {
-  const { bytes: input, ends: inEnds, kinds } = (workerData as { deflateTexts: Packed }).deflateTexts;
+if (!isMainThread && (workerData as { deflateTexts?: PackedTexts } | undefined)?.deflateTexts) {
+  const { bytes: input, ends: inEnds, kinds } = (workerData as { deflateTexts: PackedTexts }).deflateTexts;
   try {
-    const parts = [...inEnds].map((end, i) => deflated(input.subarray(i === 0 ? 0 : inEnds[i - 1], end), KINDS[kinds[i]]));
-    const ends = new Uint32Array(parts.length);
-    let total = 0;
-    parts.forEach((p, i) => (ends[i] = total += p.length));
-    const bytes = new Uint8Array(total);
-    parts.forEach((p, i) => bytes.set(p, ends[i] - p.length));
-    parentPort!.postMessage({ bytes, ends } satisfies Reply, [bytes.buffer, ends.buffer]);
+    const { bytes, ends } = pack([...inEnds].map((end, i) => deflated(input.subarray(i === 0 ? 0 : inEnds[i - 1], end), KINDS[kinds[i]])));
+    parentPort!.postMessage({ bytes, ends } satisfies Reply, [bytes.buffer as ArrayBuffer, ends.buffer as ArrayBuffer]);
   } catch (err) {
     parentPort!.postMessage({ error: (err as Error).message } satisfies Reply);
   }

@@ -9,7 +9,7 @@ import { prepareFile, SQLITE_SIDECARS } from "../../shared/own-files.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "../index/types.js";
 import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
-import { deflateApart, deflateText, type DeflateJob } from "./deflate-thread.js";
+import { deflateApart, deflateText, extractJob, textJob, type NodeText } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta, type Unfilled, type UnfilledNode } from "./types.js";
@@ -474,15 +474,21 @@ export class LocalStore implements IndexStore {
     const setCommunity = db.prepare("UPDATE nodes SET community = ? WHERE id = ?");
     const now = new Date().toISOString();
 
-    // A large build's texts are deflated on another thread while this one inserts the other rows.
-    const texts: DeflateJob[] = delta.nodes.map(({ node, lexical, fileWords }) => {
-      const text: NodeText = [node.code, lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body, fileWords ?? null];
-      return { json: JSON.stringify(text), kind: fileWords === undefined ? "definition" : "module" };
-    });
-    const extracts: DeflateJob[] = delta.upsertFiles.map(({ extract }) => ({ json: JSON.stringify(extract), kind: "extract" }));
-    const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart([...texts, ...extracts]) : undefined;
+    // A large build's texts not made by its parse workers (stored) are deflated on another thread while this one inserts the other rows.
+    const texts = delta.nodes.flatMap((n, i) => (n.stored ? [] : [{ i, job: textJob(n) }]));
+    const extracts = delta.upsertFiles.flatMap((u, i) => (u.stored ? [] : [{ i, job: extractJob(u.extract) }]));
+    const jobs = [...texts, ...extracts].map((t) => t.job);
+    const apart = texts.length >= DEFLATE_APART_NODES ? deflateApart(jobs) : undefined;
     // Awaited after the inserts (a failure there is deflated here); if the inserts fail first, its rejection is not left unhandled.
     apart?.catch(() => {});
+    /** Each node's and upserted file's stored bytes, once the ones deflated here or apart are in. */
+    const nodeBlobs = delta.nodes.map((n) => n.stored);
+    const extractBlobs = delta.upsertFiles.map((u) => u.stored);
+    const place = (blobs: Buffer[]) => {
+      texts.forEach((t, k) => (nodeBlobs[t.i] = blobs[k]));
+      extracts.forEach((t, k) => (extractBlobs[t.i] = blobs[texts.length + k]));
+    };
+    if (!apart) place(jobs.map(deflateText));
 
     db.exec("BEGIN");
     try {
@@ -500,7 +506,7 @@ export class LocalStore implements IndexStore {
       }
       for (const f of delta.removedFiles) delFile.run(f);
       // With the texts deflated apart, the file rows follow them at the end.
-      if (!apart) delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: deflateText(extracts[i]), indexed_at: now }));
+      if (!apart) delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: extractBlobs[i], indexed_at: now }));
       // Each table in a pass of its own: one node's rows in five tables at a time took a full build
       // of Go's src 4.1-4.5 s, table by table 3.4-3.5 s (its pages stay in the cache while it grows).
       // New nodes take the rowids after the highest left, as SQLite would give them: the rows keyed
@@ -512,7 +518,7 @@ export class LocalStore implements IndexStore {
       delta.nodes.forEach(({ lexical, fileWords }, i) => fileWords !== undefined && insFtsFile.run(rowids[i], lexical.path, fileWords));
       // A deferred build's nodes have no vector yet: their fill writes them (fill, below).
       quantized.forEach(({ q }, i) => q.length > 0 && insVec.run(BigInt(rowids[i]), Buffer.from(q.buffer, q.byteOffset, q.byteLength)));
-      if (!apart) rowids.forEach((rowid, i) => insText.run(rowid, deflateText(texts[i])));
+      if (!apart) rowids.forEach((rowid, i) => insText.run(rowid, nodeBlobs[i]));
       for (const e of delta.edgesRemoved) {
         const [source, target] = [symbolOf.get(e.source) as number | undefined, symbolOf.get(e.target) as number | undefined];
         if (source === undefined || target === undefined) continue;
@@ -558,12 +564,12 @@ export class LocalStore implements IndexStore {
       for (const c of communities) insC.run(c.id, c.name, c.description, c.size ?? 0, JSON.stringify(c.files ?? []));
       this.setMeta(delta.meta);
       if (apart) {
-        const blobs = await apart.catch((err: Error) => {
+        place(await apart.catch((err: Error) => {
           log.warn("deflating node texts on a thread failed; deflating them here", { error: err.message });
-          return [...texts, ...extracts].map(deflateText);
-        });
-        rowids.forEach((rowid, i) => insText.run(rowid, blobs[i]));
-        delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: blobs[texts.length + i], indexed_at: now }));
+          return jobs.map(deflateText);
+        }));
+        rowids.forEach((rowid, i) => insText.run(rowid, nodeBlobs[i]));
+        delta.upsertFiles.forEach(({ row }, i) => upFile.run({ ...row, extract: extractBlobs[i], indexed_at: now }));
       }
       db.exec("COMMIT");
     } catch (err) {
@@ -618,9 +624,6 @@ export class LocalStore implements IndexStore {
 
 /** Builds of this many nodes deflate their texts on a thread of their own (deflate-thread.ts). */
 const DEFLATE_APART_NODES = 2000;
-
-/** `node_text.text`: code, then the values the node's FTS rows were indexed with (see schema.ts). */
-type NodeText = [code: string, name: string, qualified: string, signature: string, doc: string, path: string, body: string, fileWords: string | null];
 
 function nodeText(blob: Buffer, file: string): NodeText {
   const text = inflated<NodeText>(blob, file, "node text");

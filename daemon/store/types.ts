@@ -155,10 +155,11 @@ export interface FileRow {
 /** Everything one build changes, applied in a single transaction. */
 export interface BuildDelta {
   removedFiles: string[];
-  upsertFiles: { row: FileRow; extract: FileExtract }[];
+  upsertFiles: { row: FileRow; extract: FileExtract; stored?: Buffer }[];
   /** Files whose nodes are all replaced by `nodes` (changed, removed, or every file when the graph is external). */
   replaceNodesOf: string[];
-  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string }[];
+  /** `stored`: the node's stored text (a local index's), made by the parse worker; made by the write when absent. */
+  nodes: { node: NodeRecord; textHash: string; lexical: LexicalFields; vector: Float32Array; fileWords?: string; stored?: Buffer }[];
   edgesAdded: GraphEdge[];
   edgesRemoved: GraphEdge[];
   communities: GraphCommunity[];
@@ -168,6 +169,9 @@ export interface BuildDelta {
   communityUpdates?: Map<string, number>;
   meta: Record<string, string>;
 }
+
+/** What a node's stored text is made of. */
+export type NodeTextOf = { node: Pick<NodeRecord, "code">; lexical: LexicalFields; fileWords?: string };
 
 /** The communities after a build: their table and every node's. */
 export type Clustering = Pick<BuildDelta, "communities" | "communityOf">;

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { inflateRawSync } from "node:zlib";
 import { afterEach, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { buildIndex, type BuildCache, type BuildResult } from "../../dist/daemon/index/build.js";
@@ -39,9 +40,16 @@ function dump(root: string) {
       scale: n.vec_scale,
       vector: (vec.get(BigInt(n.rowid)) as { e: string } | undefined)?.e ?? null,
     }));
-    const files = db.prepare("SELECT path, hash, tokens FROM files ORDER BY path").all();
+    // Stored texts and extracts, as read back (a whole-tree build makes most of them ahead of its write).
+    const text = db.prepare("SELECT t.text AS t FROM node_text t JOIN nodes n ON n.rowid = t.rowid WHERE n.id = ?").pluck();
+    const texts = Object.fromEntries(nodes.map((n) => [n.id, inflateRawSync(text.get(n.id) as Buffer).toString("utf8")]));
+    const files = (db.prepare("SELECT path, hash, tokens, extract FROM files ORDER BY path").all() as { path: string; hash: string; tokens: number; extract: Buffer }[]).map(({ extract, ...f }) => {
+      // An extract records the tokens its parse counted: none when the fill counts them.
+      const { tokens: _, ...ex } = JSON.parse(inflateRawSync(extract).toString("utf8"));
+      return { ...f, extract: ex };
+    });
     const meta = Object.fromEntries((db.prepare("SELECT key, value FROM meta WHERE key IN ('total_tokens', 'filling', 'node_count', 'edge_count')").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
-    return { nodes, files, meta: { filling: "", ...meta } };
+    return { nodes, texts, files, meta: { filling: "", ...meta } };
   } finally {
     db.close();
   }

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { LexicalFields } from "../store/types.js";
 import type { NodeRecord } from "./resolve.js";
-import { identifiersOf, splitWords } from "./text.js";
+import { identifiersOf, joinedWords } from "./text.js";
 import type { FileExtract } from "./types.js";
 
 /** The fields of a node its documents are made of. */
@@ -45,19 +45,19 @@ export function embeddingText(n: DocFields, childNames: string[], identifiers?: 
 
 /** Columns of the lexical (FTS5) index, identifiers (the code's first 80) split into words. */
 function lexicalFields(n: DocFields, childNames: string[], identifiers: string[]): LexicalFields {
-  const words = (s: string) => splitWords(s).join(" ");
   return {
-    name: `${n.name} ${words(n.name)}`,
-    qualified: words(n.qualified_name),
-    signature: words(n.signature),
+    name: `${n.name} ${joinedWords(n.name)}`,
+    qualified: joinedWords(n.qualified_name),
+    signature: joinedWords(n.signature),
     doc: n.docstring.slice(0, 2000),
-    path: words(n.file_path.replace(/\.[^./]+$/, "")),
-    body: n.type === "module" ? words([...childNames, ...identifiers].join(" ")) : words(identifiers.join(" ")),
+    path: joinedWords(n.file_path.replace(/\.[^./]+$/, "")),
+    body: n.type === "module" ? joinedWords([...childNames, ...identifiers].join(" ")) : joinedWords(identifiers.join(" ")),
   };
 }
 
 function textHash(embedding: string, lexical: LexicalFields): string {
-  return createHash("sha1").update(embedding).update("\u0000").update(JSON.stringify(lexical)).digest("hex");
+  // One string hashed at once: the bytes a streamed hash of the three parts reads (a lone surrogate at a seam is U+FFFD either way), without a Hash object per node.
+  return hash("sha1", `${embedding}\u0000${JSON.stringify(lexical)}`, "hex");
 }
 
 export function childNamesByParent(nodes: NodeRecord[]): Map<string, string[]> {
@@ -73,7 +73,7 @@ export function childNamesByParent(nodes: NodeRecord[]): Map<string, string[]> {
 
 /** A module's file words: its file's identifiers split into words, comments included (the file-level lexical index). */
 export function fileWordsOf(text: string): string {
-  return splitWords(text.slice(0, 400_000)).join(" ");
+  return joinedWords(text.slice(0, 400_000));
 }
 
 /**
@@ -102,7 +102,7 @@ export function prepareDocs(ex: FileExtract, embed?: (text: string) => Float32Ar
   const twice = new Set<string>();
   for (const d of ex.defs) {
     const fields = { name: d.name, qualified_name: d.qualifiedName, type: d.kind, signature: d.signature, docstring: d.docstring, file_path: ex.path, code: d.code };
-    const key = docKey({ ...fields, line_start: d.lineStart });
+    const key = docKey({ file_path: ex.path, line_start: d.lineStart, type: d.kind, qualified_name: d.qualifiedName });
     if (out.has(key)) twice.add(key);
     const { text, lexical, hash } = nodeDocuments(fields, []);
     out.set(key, embed ? { hash, lexical, vector: embed(text) } : { hash, lexical });

@@ -38,6 +38,8 @@ export function grammarPath(grammar: string): string {
 interface Loaded {
   parser: Parser;
   query: Query;
+  /** The grammar has Python's `decorated_definition`: only then is a definition's parent worth asking for (an O(file) walk in tree-sitter). */
+  decorators: boolean;
 }
 
 interface Found {
@@ -68,7 +70,7 @@ export class Extractor {
         const lang = await Language.load(grammarPath(spec.grammar));
         const parser = new Parser();
         parser.setLanguage(lang);
-        return { parser, query: new Query(lang, spec.query) };
+        return { parser, query: new Query(lang, spec.query), decorators: lang.idForNodeType("decorated_definition", true) !== null };
       })();
       this.loaded.set(spec.id, p);
     }
@@ -77,11 +79,11 @@ export class Extractor {
 
   /** `countTokens: false` leaves `tokens` at 0 for a build that counts them after it is answerable (build.ts, fill). */
   async extract(filePath: string, source: string, spec: LanguageSpec, opts: { countTokens?: boolean } = {}): Promise<FileExtract> {
-    const { parser, query } = await this.load(spec);
-    const tree = parser.parse(source);
+    const loaded = await this.load(spec);
+    const tree = loaded.parser.parse(source);
     if (!tree) throw new Error(`tree-sitter could not parse ${filePath}`);
     try {
-      const ex = this.walk(filePath, source, spec, tree.rootNode, query);
+      const ex = this.walk(filePath, source, spec, tree.rootNode, loaded);
       if (opts.countTokens !== false) ex.tokens = (await tokenCounter()).countTokens(source);
       return ex;
     } finally {
@@ -95,7 +97,7 @@ export class Extractor {
     parser.parse(source)?.delete();
   }
 
-  private walk(filePath: string, source: string, spec: LanguageSpec, root: TSNode, query: Query): FileExtract {
+  private walk(filePath: string, source: string, spec: LanguageSpec, root: TSNode, { query, decorators }: Loaded): FileExtract {
     const found: Found[] = [];
     // A node two patterns define is the first pattern's (an Elixir module defining a struct is no class too).
     const defined = new Map<number, { pattern: number; at: number }>();
@@ -227,7 +229,8 @@ export class Extractor {
       if (methods?.length) defs[index].methods = methods;
       stack.push({ end: f.end, kind, index, qualified });
       // A decorator's call (`@app.route("/")`) is the decorated definition's: it is applied to it.
-      const decorated = f.node.parent?.type === "decorated_definition" ? f.node.parent.startIndex : f.start;
+      const holder = decorators ? f.node.parent : null;
+      const decorated = holder?.type === "decorated_definition" ? holder.startIndex : f.start;
       ownerAt.push({ start: Math.min(decorated, f.start), end: f.end, index });
     }
     // Impl blocks with a trait name the trait as a base of the receiver type.

@@ -40,22 +40,60 @@ export function splitWords(text: string): string[] {
       i++;
       continue;
     }
-    let j = i + 1;
-    if (c === Ch.Digit) {
-      while (j < n && classAt(text, j) === Ch.Digit) j++;
-    } else if (j < n && classAt(text, j) === Ch.Lower) {
-      // A letter and the lower-case ones after it: `Header`, `parse`.
-      while (++j < n && classAt(text, j) === Ch.Lower);
-    } else if (c === Ch.Upper) {
-      // Capitals, leaving the last one to the word it starts: `HTTPHeader` → HTTP, Header.
-      while (j < n && classAt(text, j) === Ch.Upper) j++;
-      if (j < n && classAt(text, j) === Ch.Lower) j--;
-    }
+    const j = wordEnd(text, i, c);
     const word = text.slice(i, j);
     out.push(c === Ch.Upper ? word.toLowerCase() : word);
     i = j;
   }
   return out;
+}
+
+/** The end of the word starting at `i` (a letter or digit of class `c`): splitWords' one rule. */
+function wordEnd(text: string, i: number, c: Ch): number {
+  const n = text.length;
+  let j = i + 1;
+  if (c === Ch.Digit) {
+    while (j < n && classAt(text, j) === Ch.Digit) j++;
+  } else if (j < n && classAt(text, j) === Ch.Lower) {
+    // A letter and the lower-case ones after it: `Header`, `parse`.
+    while (++j < n && classAt(text, j) === Ch.Lower);
+  } else if (c === Ch.Upper) {
+    // Capitals, leaving the last one to the word it starts: `HTTPHeader` → HTTP, Header.
+    while (j < n && classAt(text, j) === Ch.Upper) j++;
+    if (j < n && classAt(text, j) === Ch.Lower) j--;
+  }
+  return j;
+}
+
+/** Bytes joinedWords writes into, grown as needed: a build joins the words of every file and definition. */
+let joined = Buffer.allocUnsafe(1 << 16);
+
+/**
+ * `splitWords(text).join(" ")` in one pass, as a one-byte string: words are ASCII, so they are
+ * written as bytes, with no array of words and no strings per word (a full build joins the words
+ * of every file; a two-byte string would also double what a parse worker posts).
+ */
+export function joinedWords(text: string): string {
+  const n = text.length;
+  // Each word char is one byte, and each word at most one separator.
+  if (joined.length < 2 * n) joined = Buffer.allocUnsafe(2 * n);
+  const buf = joined;
+  let len = 0;
+  let i = 0;
+  while (i < n) {
+    const c = classAt(text, i);
+    if (c === Ch.Other || c === Ch.Underscore) {
+      i++;
+      continue;
+    }
+    const j = wordEnd(text, i, c);
+    if (len > 0) buf[len++] = 32;
+    // Letters of an upper-case word are lowered (0x20), digits and lower-case ones kept.
+    const lower = c === Ch.Upper ? 0x20 : 0;
+    for (let k = i; k < j; k++) buf[len++] = text.charCodeAt(k) | lower;
+    i = j;
+  }
+  return buf.toString("latin1", 0, len);
 }
 
 /** Stems by word: the same words recur in every definition of a tree. Cleared when full. */

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { identifiersOf, splitWords } from "../../dist/daemon/index/text.js";
+import { identifiersOf, joinedWords, splitWords } from "../../dist/daemon/index/text.js";
 
 // The definitions the hand-written scanners must equal: every lexical row, vector and query word comes from them.
 function splitWordsByPattern(text: string): string[] {
@@ -60,5 +60,11 @@ describe("splitWords and identifiersOf", () => {
       expect(identifiersOf(t, 80)).toEqual(identifiersByPattern(t, 80));
       expect(identifiersOf(t, 3)).toEqual(identifiersByPattern(t, 3));
     }
+  });
+
+  it("joinedWords is the pattern's words joined, also after a longer text grew its buffer", () => {
+    const texts = [...randomTexts(20_000), ...sourceTexts()];
+    const long = texts.join("\n");
+    for (const t of [long, ...texts, long.slice(0, 1000)]) expect(joinedWords(t)).toBe(splitWordsByPattern(t).join(" "));
   });
 });

@@ -223,8 +223,9 @@ export function resolveByPackage(spec: string, _from: FileExtract, project: Proj
 export function commentBlock(first: TSNode): { text: string; last: TSNode } {
   const lines = [first.text];
   let last = first;
-  while (last.nextNamedSibling?.type === "comment" && last.nextNamedSibling.startPosition.row === last.endPosition.row + 1) {
-    last = last.nextNamedSibling;
+  // One sibling asked for per line: tree-sitter finds a node's next sibling from its parent's first child.
+  for (let next = first.nextNamedSibling; next?.type === "comment" && next.startPosition.row === last.endPosition.row + 1; next = next.nextNamedSibling) {
+    last = next;
     lines.push(last.text);
   }
   return { text: lines.join("\n"), last };

@@ -29,9 +29,10 @@ const QUERY = `
 const BUILTINS = new Set(["super", "dict", "list", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int", "float", "complex", "bool", "object", "type", "len", "open", "print", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "delattr", "sorted", "reversed", "enumerate", "zip", "range", "iter", "next", "min", "max", "sum", "any", "all", "map", "filter", "repr", "hash", "id", "vars", "dir", "format", "round", "abs", "chr", "ord", "callable", "property", "staticmethod", "classmethod", "memoryview", "slice", "Exception", "BaseException", "ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "AttributeError", "OSError", "NotImplementedError", "Any", "List", "Dict", "Set", "Tuple", "Iterable", "Iterator", "Mapping", "Sequence", "Callable", "Union"]);
 
 function blockDocstring(body: TSNode | null): string {
-  const first = body?.namedChildren[0];
+  // The first child alone: a class body's `namedChildren` would make an object of every statement in it.
+  const first = body?.namedChild(0);
   if (!first || first.type !== "expression_statement") return "";
-  const str = first.namedChildren[0];
+  const str = first.namedChild(0);
   if (!str || str.type !== "string") return "";
   return dedent(unquote(str.text));
 }

@@ -894,13 +894,18 @@ async function fillIndex(
   let embedded = 0;
   let counted = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
+  const ask = (part: string[]) => a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+  let asked: ReturnType<typeof ask> | undefined;
   try {
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
       // and the daemon's word to stop (or its disconnect) is only read here.
       if (i > 0) await new Promise((r) => setImmediate(r));
       if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
-      const filled = await a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+      const filled = await (asked ?? ask(part));
+      // The workers take the next part while this one is written (a stop drops what they made of it).
+      asked = i + 1 < parts.length ? ask(parts[i + 1]) : undefined;
+      asked?.catch(() => {});
       const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
       const toEmbed: { i: number; text: string }[] = [];
       for (const p of part) {

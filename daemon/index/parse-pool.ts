@@ -56,6 +56,9 @@ export interface Prepared {
   extracts: Map<string, Buffer>;
 }
 
+/** Fill jobs each worker holds at once (one job is a file's texts and tokens: a few ms). */
+const FILL_DEPTH = 8;
+
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
 class WorkerLost extends Error {}
 
@@ -173,7 +176,8 @@ export class ParsePool {
         if (filled) out.set(j.path, filled);
       }
     };
-    await Promise.all(this.workers.map(lane));
+    // Several jobs in hand per worker: it goes on with them while this thread writes a part (a build's fill).
+    await Promise.all(this.workers.flatMap((w) => Array.from({ length: FILL_DEPTH }, () => lane(w))));
     // A worker lost under a job: what is left is done here, without vectors (the caller embeds them).
     for (const j of jobs) if (!out.has(j.path)) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
     return out;

@@ -213,7 +213,36 @@ export class GraphResolver {
       this.dep("f:", n.file, "\0", n.name);
       return this.files.get(n.file)?.ex.defs[n.index].paramTypes?.length ?? 0;
     },
+    memo: (key, fn) => this.memo(key, fn),
   };
+
+  /**
+   * Answers of the reference phase, by question, with the lookups each made: that phase only reads
+   * nodes, members and bases, so an answer stays true until it ends (undefined outside it).
+   */
+  private answers: Map<string, { value: unknown; deps: number[] }> | undefined;
+
+  /** `fn()`, answered once per reference phase; a repeat records the first call's lookups again. */
+  private memo<T>(key: string, fn: () => T): T {
+    if (!this.answers) return fn();
+    const hit = this.answers.get(key);
+    if (hit) {
+      if (this.recording) for (const h of hit.deps) this.recording.add(h);
+      return hit.value as T;
+    }
+    const outer = this.recording;
+    const inner = new Set<number>();
+    this.recording = inner;
+    let value: T;
+    try {
+      value = fn();
+    } finally {
+      this.recording = outer;
+    }
+    if (outer) for (const h of inner) outer.add(h);
+    this.answers.set(key, { value, deps: [...inner] });
+    return value;
+  }
 
   /** An interface's method specs, with those of the interfaces it embeds (bounded depth). */
   private interfaceMethods(typeId: string, depth: number): string[] {
@@ -349,21 +378,26 @@ export class GraphResolver {
     }
 
     const delta: ResolveDelta = { nodes: [], edgesAdded: [], edgesRemoved: [], parentUpdates: new Map(), resolvedFiles: dirty.size };
-    for (const p of [...dirty].sort()) {
-      const st = this.files.get(p)!;
-      this.record(deps.get(p)!, () => this.resolveReferences(st));
-      st.deps = sortedUnique(Uint32Array.from(deps.get(p)!));
-      const prev = before.get(p);
-      this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
-      if (opts.load) continue;
-      this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta, prev?.dispatch, st.dispatch);
-      if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
-      else if (prev) {
-        for (const [i, id] of st.ids.entries()) {
-          const now = st.attached.get(i);
-          if (prev.attached.get(id)?.type !== now && st.ex.defs[i].parent < 0) delta.parentUpdates.set(id, now ?? st.ex.path);
+    this.answers = new Map();
+    try {
+      for (const p of [...dirty].sort()) {
+        const st = this.files.get(p)!;
+        this.record(deps.get(p)!, () => this.resolveReferences(st));
+        st.deps = sortedUnique(Uint32Array.from(deps.get(p)!));
+        const prev = before.get(p);
+        this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
+        if (opts.load) continue;
+        this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta, prev?.dispatch, st.dispatch);
+        if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
+        else if (prev) {
+          for (const [i, id] of st.ids.entries()) {
+            const now = st.attached.get(i);
+            if (prev.attached.get(id)?.type !== now && st.ex.defs[i].parent < 0) delta.parentUpdates.set(id, now ?? st.ex.path);
+          }
         }
       }
+    } finally {
+      this.answers = undefined;
     }
     for (const [p, prev] of before) {
       if (this.files.has(p)) continue;

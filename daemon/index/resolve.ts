@@ -101,6 +101,13 @@ interface Before {
   bases: Map<string, string[]>;
 }
 
+/** A memoized answer (`GraphResolver.memo`): its lookups, and the last set of lookups they were added to. */
+interface Answer {
+  value: unknown;
+  deps: number[];
+  into: Set<number> | undefined;
+}
+
 interface Member {
   id: string;
   /** `0\0index` for a type's own members, `1\0path\0index` for methods attached from elsewhere: later wins among each. */
@@ -220,14 +227,18 @@ export class GraphResolver {
    * Answers of the reference phase, by question, with the lookups each made: that phase only reads
    * nodes, members and bases, so an answer stays true until it ends (undefined outside it).
    */
-  private answers: Map<string, { value: unknown; deps: number[] }> | undefined;
+  private answers: Map<string, Answer> | undefined;
 
   /** `fn()`, answered once per reference phase; a repeat records the first call's lookups again. */
   private memo<T>(key: string, fn: () => T): T {
     if (!this.answers) return fn();
     const hit = this.answers.get(key);
     if (hit) {
-      if (this.recording) for (const h of hit.deps) this.recording.add(h);
+      // A file asking again already holds these lookups.
+      if (this.recording && hit.into !== this.recording) {
+        for (const h of hit.deps) this.recording.add(h);
+        hit.into = this.recording;
+      }
       return hit.value as T;
     }
     const outer = this.recording;
@@ -240,7 +251,7 @@ export class GraphResolver {
       this.recording = outer;
     }
     if (outer) for (const h of inner) outer.add(h);
-    this.answers.set(key, { value, deps: [...inner] });
+    this.answers.set(key, { value, deps: [...inner], into: outer });
     return value;
   }
 

@@ -26,10 +26,11 @@ export interface DispatchView {
   /** A function's number of parameters. */
   arity(id: string): number;
   /**
-   * `fn()`, or its answer to an earlier call with the same key while nothing it read can have
-   * changed (its lookups recorded again): calls through one interface repeat the same search.
+   * `fn()`, or its answer to an earlier call with the same question (`kind`, `a`, `b`) while nothing
+   * it read can have changed (its lookups recorded again): calls through one interface repeat the
+   * same search.
    */
-  memo<T>(key: string, fn: () => T): T;
+  memo<T>(kind: string, a: string, b: string, fn: () => T): T;
 }
 
 /** More candidates than this and the call records none: a target among so many says little, and a hub interface would add edges by the thousand. */
@@ -40,6 +41,8 @@ const MAX_VISITS = 500;
 const NOMINAL = new Set(["js", "python"]);
 const STRUCTURAL = new Set(["go"]);
 const CALLABLE = new Set(["method", "function"]);
+/** No candidates: most calls' answer, shared. */
+const NONE = Object.freeze({ targets: Object.freeze([] as string[]), confidence: 0 });
 
 /**
  * The definitions a call of `name` on a receiver statically typed `typeId` may reach besides
@@ -50,15 +53,16 @@ const CALLABLE = new Set(["method", "function"]);
  * implementer is never certain. No evidence tells the run-time receivers apart: the candidates
  * share the rest equally. Empty when the call cannot dispatch.
  */
-export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { targets: string[]; confidence: number } {
-  const found = view.memo(`${family}\0${typeId}\0${name}`, () => {
+export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { readonly targets: readonly string[]; confidence: number } {
+  const found = view.memo(family, typeId, name, () => {
     const type = view.node(typeId)?.type;
     if (STRUCTURAL.has(family)) return type === "interface" ? implementors(view, typeId, name) : [];
     if (NOMINAL.has(family)) return type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
     return [];
   });
-  const targets = (found ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? "") && linkedWith(view.node(t)?.file ?? "", callerFile));
-  if (targets.length === 0 || targets.length > MAX_CANDIDATES) return { targets: [], confidence: 0 };
+  if (!found?.length) return NONE;
+  const targets = found.filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? "") && linkedWith(view.node(t)?.file ?? "", callerFile));
+  if (targets.length === 0 || targets.length > MAX_CANDIDATES) return NONE;
   return { targets, confidence: Math.round(1000 / (targets.length + 1)) / 1000 };
 }
 
@@ -90,7 +94,7 @@ function implementors(view: DispatchView, iface: string, name: string): string[]
   // An empty interface (or one whose methods are all embedded from outside the project) is satisfied by anything.
   if (!specs.some((s) => s.name === name)) return [];
   // Which types satisfy it does not depend on the method called: searched once per interface.
-  const types = view.memo(`i\0${iface}`, () => satisfiers(view, specs));
+  const types = view.memo("satisfiers", iface, "", () => satisfiers(view, specs));
   if (!types) return undefined;
   const out = new Set<string>();
   for (const t of types) {

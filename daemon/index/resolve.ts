@@ -206,15 +206,17 @@ export class GraphResolver {
       return this.subIndex.get(typeId) ?? [];
     },
     memberOf: (typeId, name) => this.memberOf(typeId, name),
-    typesWithMethod: (name) => {
-      this.dep("x:", name);
-      const out = new Set<string>();
-      for (const id of this.byName.get(name) ?? []) {
-        const parent = this.nodes.get(id)?.parent;
-        if (parent && CLASS_LIKE.has(this.nodes.get(parent)?.type ?? "")) out.add(parent);
-      }
-      return [...out].sort();
-    },
+    // Interfaces share method names (`String`, `Write`): each name's holders are listed once.
+    typesWithMethod: (name) =>
+      this.memo("typesWithMethod", name, "", () => {
+        this.dep("x:", name);
+        const out = new Set<string>();
+        for (const id of this.byName.get(name) ?? []) {
+          const parent = this.nodes.get(id)?.parent;
+          if (parent && CLASS_LIKE.has(this.nodes.get(parent)?.type ?? "")) out.add(parent);
+        }
+        return [...out].sort();
+      }),
     interfaceMethods: (typeId) => this.interfaceMethods(typeId, 0),
     arity: (id) => {
       const n = this.nodes.get(id);

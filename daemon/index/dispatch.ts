@@ -25,6 +25,12 @@ export interface DispatchView {
   interfaceMethods(typeId: string): string[];
   /** A function's number of parameters. */
   arity(id: string): number;
+  /**
+   * `fn()`, or its answer to an earlier call with the same question (`kind`, `a`, `b`) while nothing
+   * it read can have changed (its lookups recorded again): calls through one interface repeat the
+   * same search.
+   */
+  memo<T>(kind: string, a: string, b: string, fn: () => T): T;
 }
 
 /** More candidates than this and the call records none: a target among so many says little, and a hub interface would add edges by the thousand. */
@@ -35,6 +41,8 @@ const MAX_VISITS = 500;
 const NOMINAL = new Set(["js", "python"]);
 const STRUCTURAL = new Set(["go"]);
 const CALLABLE = new Set(["method", "function"]);
+/** No candidates: most calls' answer, shared. */
+const NONE = Object.freeze({ targets: Object.freeze([] as string[]), confidence: 0 });
 
 /**
  * The definitions a call of `name` on a receiver statically typed `typeId` may reach besides
@@ -45,13 +53,16 @@ const CALLABLE = new Set(["method", "function"]);
  * implementer is never certain. No evidence tells the run-time receivers apart: the candidates
  * share the rest equally. Empty when the call cannot dispatch.
  */
-export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { targets: string[]; confidence: number } {
-  const type = view.node(typeId)?.type;
-  let targets: string[] | undefined;
-  if (STRUCTURAL.has(family)) targets = type === "interface" ? implementors(view, typeId, name) : [];
-  else if (NOMINAL.has(family)) targets = type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
-  targets = (targets ?? []).filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? "") && linkedWith(view.node(t)?.file ?? "", callerFile));
-  if (targets.length === 0 || targets.length > MAX_CANDIDATES) return { targets: [], confidence: 0 };
+export function dispatchCandidates(view: DispatchView, family: string, typeId: string, name: string, declared: string | undefined, callerFile: string): { readonly targets: readonly string[]; confidence: number } {
+  const found = view.memo(family, typeId, name, () => {
+    const type = view.node(typeId)?.type;
+    if (STRUCTURAL.has(family)) return type === "interface" ? implementors(view, typeId, name) : [];
+    if (NOMINAL.has(family)) return type === "class" || type === "interface" ? overrides(view, typeId, name) : [];
+    return [];
+  });
+  if (!found?.length) return NONE;
+  const targets = found.filter((t) => t !== declared && CALLABLE.has(view.node(t)?.type ?? "") && linkedWith(view.node(t)?.file ?? "", callerFile));
+  if (targets.length === 0 || targets.length > MAX_CANDIDATES) return NONE;
   return { targets, confidence: Math.round(1000 / (targets.length + 1)) / 1000 };
 }
 
@@ -74,10 +85,7 @@ function overrides(view: DispatchView, typeId: string, name: string): string[] |
   return [...out].sort();
 }
 
-/**
- * Structural (Go): types holding the rarest of the interface's method names, and the types
- * embedding those (promotion), whose method sets cover the interface by name and arity.
- */
+/** Structural (Go): the method of the name of each type that satisfies the interface. */
 function implementors(view: DispatchView, iface: string, name: string): string[] | undefined {
   const specs = view.interfaceMethods(iface).map((s) => {
     const k = s.lastIndexOf("/");
@@ -85,19 +93,33 @@ function implementors(view: DispatchView, iface: string, name: string): string[]
   });
   // An empty interface (or one whose methods are all embedded from outside the project) is satisfied by anything.
   if (!specs.some((s) => s.name === name)) return [];
+  // Which types satisfy it does not depend on the method called: searched once per interface.
+  const types = view.memo("satisfiers", iface, "", () => satisfiers(view, specs));
+  if (!types) return undefined;
+  const out = new Set<string>();
+  for (const t of types) {
+    const m = view.memberOf(t, name);
+    if (m) out.add(m);
+  }
+  return [...out].sort();
+}
+
+/**
+ * The types, in search order, holding the rarest of the interface's method names, and the types
+ * embedding those (promotion), whose method sets cover the interface by name and arity; undefined
+ * past the visit bound.
+ */
+function satisfiers(view: DispatchView, specs: { name: string; arity: number }[]): string[] | undefined {
   const holders = specs.map((s) => view.typesWithMethod(s.name));
   const seed = holders.reduce((a, b) => (b.length < a.length ? b : a));
   if (seed.length > MAX_VISITS) return undefined;
   const seen = new Set<string>(seed);
   const queue = [...seed];
-  const out = new Set<string>();
-  while (queue.length) {
-    const t = queue.shift()!;
+  const out: string[] = [];
+  for (let i = 0; i < queue.length; i++) {
+    const t = queue[i];
     const kind = view.node(t)?.type;
-    if (kind && kind !== "interface" && satisfies(view, t, specs)) {
-      const m = view.memberOf(t, name);
-      if (m) out.add(m);
-    }
+    if (kind && kind !== "interface" && satisfies(view, t, specs)) out.push(t);
     for (const s of view.subtypes(t)) {
       if (seen.has(s)) continue;
       if (seen.size >= MAX_VISITS) return undefined;
@@ -105,7 +127,7 @@ function implementors(view: DispatchView, iface: string, name: string): string[]
       queue.push(s);
     }
   }
-  return [...out].sort();
+  return out;
 }
 
 /**

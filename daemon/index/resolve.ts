@@ -101,6 +101,13 @@ interface Before {
   bases: Map<string, string[]>;
 }
 
+/** A memoized answer (`GraphResolver.memo`): its lookups, and the last set of lookups they were added to. */
+interface Answer {
+  value: unknown;
+  deps: number[];
+  into: Set<number> | undefined;
+}
+
 interface Member {
   id: string;
   /** `0\0index` for a type's own members, `1\0path\0index` for methods attached from elsewhere: later wins among each. */
@@ -151,9 +158,11 @@ export class GraphResolver {
   private readonly baseIds = new Map<string, string[]>();
   private readonly project: ProjectFiles;
   private readonly keys = new EdgeKeys();
-  private readonly dirNames = new Map<string, Map<string, string>>();
+  /** Each directory-scoped package's top-level names, by family and directory, with the hashed start of their lookup keys. */
+  private readonly dirNames = new Map<string, Map<string, { names: Map<string, string>; prefix: number }>>();
   private readonly uniques = new Map<string, Map<string, string | null>>();
-  private importCache = new Map<string, { files: string[]; keys: number[] }>();
+  /** `importFiles` answers of this update, by file (or language, `importsFromAnywhere`) and specifier. */
+  private importCache = new Map<string | LanguageSpec, Map<string, Answer>>();
   private edgeTotal = 0;
   /** Hashes of the lookups of the file being resolved. */
   private recording: Set<number> | undefined;
@@ -197,15 +206,17 @@ export class GraphResolver {
       return this.subIndex.get(typeId) ?? [];
     },
     memberOf: (typeId, name) => this.memberOf(typeId, name),
-    typesWithMethod: (name) => {
-      this.dep("x:", name);
-      const out = new Set<string>();
-      for (const id of this.byName.get(name) ?? []) {
-        const parent = this.nodes.get(id)?.parent;
-        if (parent && CLASS_LIKE.has(this.nodes.get(parent)?.type ?? "")) out.add(parent);
-      }
-      return [...out].sort();
-    },
+    // Interfaces share method names (`String`, `Write`): each name's holders are listed once.
+    typesWithMethod: (name) =>
+      this.memo("typesWithMethod", name, "", () => {
+        this.dep("x:", name);
+        const out = new Set<string>();
+        for (const id of this.byName.get(name) ?? []) {
+          const parent = this.nodes.get(id)?.parent;
+          if (parent && CLASS_LIKE.has(this.nodes.get(parent)?.type ?? "")) out.add(parent);
+        }
+        return [...out].sort();
+      }),
     interfaceMethods: (typeId) => this.interfaceMethods(typeId, 0),
     arity: (id) => {
       const n = this.nodes.get(id);
@@ -213,7 +224,44 @@ export class GraphResolver {
       this.dep("f:", n.file, "\0", n.name);
       return this.files.get(n.file)?.ex.defs[n.index].paramTypes?.length ?? 0;
     },
+    memo: (kind, a, b, fn) => this.memo(kind, a, b, fn),
   };
+
+  /**
+   * Answers of the reference phase, by question, with the lookups each made: that phase only reads
+   * nodes, members and bases, so an answer stays true until it ends (undefined outside it).
+   */
+  private answers: Map<string, Map<string, Map<string, Answer>>> | undefined;
+
+  /** `fn()`, answered once per reference phase and question; a repeat records the first call's lookups again. */
+  private memo<T>(kind: string, a: string, b: string, fn: () => T): T {
+    if (!this.answers) return fn();
+    let byA = this.answers.get(kind);
+    if (!byA) this.answers.set(kind, (byA = new Map()));
+    let byB = byA.get(a);
+    if (!byB) byA.set(a, (byB = new Map()));
+    const hit = byB.get(b);
+    if (hit) {
+      // A file asking again already holds these lookups.
+      if (this.recording && hit.into !== this.recording) {
+        for (const h of hit.deps) this.recording.add(h);
+        hit.into = this.recording;
+      }
+      return hit.value as T;
+    }
+    const outer = this.recording;
+    const inner = new Set<number>();
+    this.recording = inner;
+    let value: T;
+    try {
+      value = fn();
+    } finally {
+      this.recording = outer;
+    }
+    if (outer) for (const h of inner) outer.add(h);
+    byB.set(b, { value, deps: [...inner], into: outer });
+    return value;
+  }
 
   /** An interface's method specs, with those of the interfaces it embeds (bounded depth). */
   private interfaceMethods(typeId: string, depth: number): string[] {
@@ -317,7 +365,7 @@ export class GraphResolver {
         }
         this.unregister(old);
       } else {
-        this.printDiff(undefined, st, emit);
+        if (tracking) this.printDiff(undefined, st, emit);
         for (const k of this.project.add(ex.path, st.family, ex.packageName)) emit(k);
       }
       this.register(st);
@@ -349,21 +397,26 @@ export class GraphResolver {
     }
 
     const delta: ResolveDelta = { nodes: [], edgesAdded: [], edgesRemoved: [], parentUpdates: new Map(), resolvedFiles: dirty.size };
-    for (const p of [...dirty].sort()) {
-      const st = this.files.get(p)!;
-      this.record(deps.get(p)!, () => this.resolveReferences(st));
-      st.deps = sortedUnique(Uint32Array.from(deps.get(p)!));
-      const prev = before.get(p);
-      this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
-      if (opts.load) continue;
-      this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta, prev?.dispatch, st.dispatch);
-      if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
-      else if (prev) {
-        for (const [i, id] of st.ids.entries()) {
-          const now = st.attached.get(i);
-          if (prev.attached.get(id)?.type !== now && st.ex.defs[i].parent < 0) delta.parentUpdates.set(id, now ?? st.ex.path);
+    this.answers = new Map();
+    try {
+      for (const p of [...dirty].sort()) {
+        const st = this.files.get(p)!;
+        this.record(deps.get(p)!, () => this.resolveReferences(st));
+        st.deps = sortedUnique(hashArray(deps.get(p)!));
+        const prev = before.get(p);
+        this.edgeTotal += st.edgeKeys.length - (prev?.keys.length ?? 0);
+        if (opts.load) continue;
+        this.diffEdges(prev?.keys ?? [], st.edgeKeys, delta, prev?.dispatch, st.dispatch);
+        if (fresh.has(p)) delta.nodes.push(...this.nodeRecords(st, full.get(p)!));
+        else if (prev) {
+          for (const [i, id] of st.ids.entries()) {
+            const now = st.attached.get(i);
+            if (prev.attached.get(id)?.type !== now && st.ex.defs[i].parent < 0) delta.parentUpdates.set(id, now ?? st.ex.path);
+          }
         }
       }
+    } finally {
+      this.answers = undefined;
     }
     for (const [p, prev] of before) {
       if (this.files.has(p)) continue;
@@ -375,6 +428,11 @@ export class GraphResolver {
 
   /** An edge whose dispatch confidence changed is removed and added again: stores replace it whole. */
   private diffEdges(oldKeys: (number | string)[], newKeys: (number | string)[], delta: ResolveDelta, oldDispatch = new Map<number | string, number>(), newDispatch = new Map<number | string, number>()): void {
+    if (oldKeys.length === 0) {
+      // A file new to the graph: all its edges are added (its keys are distinct).
+      for (const k of newKeys) delta.edgesAdded.push(this.edgeOf(k, newDispatch));
+      return;
+    }
     const was = new Set(oldKeys);
     const is = new Set(newKeys);
     for (const k of newKeys) {
@@ -500,7 +558,7 @@ export class GraphResolver {
   private register(st: FileState): void {
     const { ex } = st;
     this.files.set(ex.path, st);
-    this.dirNames.delete(`${st.family}\0${st.dir}`);
+    this.dirNames.get(st.family)?.delete(st.dir);
     this.nodes.set(ex.path, { name: ex.path, type: "module", family: st.family, file: ex.path });
     ex.defs.forEach((d, i) => {
       const id = st.ids[i];
@@ -516,7 +574,7 @@ export class GraphResolver {
   private unregister(st: FileState): void {
     const { ex } = st;
     if (st.bases.size) this.subIndex = undefined;
-    this.dirNames.delete(`${st.family}\0${st.dir}`);
+    this.dirNames.get(st.family)?.delete(st.dir);
     this.detach(st);
     for (const t of st.bases.keys()) this.baseIds.delete(t);
     this.nodes.delete(ex.path);
@@ -1256,15 +1314,17 @@ export class GraphResolver {
 
   /** A top-level name of a directory-scoped package (the first file in path order defining it). */
   private dirName(family: string, dir: string, name: string): string | undefined {
-    this.dep("d:", family, "\0", dir, "\0", name);
-    const key = `${family}\0${dir}`;
-    let names = this.dirNames.get(key);
-    if (!names) {
-      names = new Map();
+    let byDir = this.dirNames.get(family);
+    if (!byDir) this.dirNames.set(family, (byDir = new Map()));
+    let pkg = byDir.get(dir);
+    if (!pkg) {
+      const names = new Map<string, string>();
       for (const p of this.project.filesIn(family, dir)) for (const [k, v] of this.files.get(p)!.topLevel) if (!names.has(k)) names.set(k, v);
-      this.dirNames.set(key, names);
+      byDir.set(dir, (pkg = { names, prefix: fnv(fnv(fnv(fnv(fnv(FNV_OFFSET, "d:"), family), "\0"), dir), "\0") }));
     }
-    return names.get(name);
+    // The key `d:family\0dir\0name`, hashed from its stored start.
+    this.recording?.add(fnv(pkg.prefix, name));
+    return pkg.names.get(name);
   }
 
   private fileTop(file: string, name: string): string | undefined {
@@ -1310,22 +1370,27 @@ export class GraphResolver {
     return undefined;
   }
 
-  /** The files an import of `fi` names, by its language's rules; answered once per file and specifier per update. */
+  /** The files an import of `fi` names, by its language's rules; answered once per file (or language) and specifier per update. */
   private importFiles(fi: FileState, spec: string): string[] {
-    const key = `${fi.ex.path}\0${spec}`;
-    const hit = this.importCache.get(key);
+    const asker = fi.spec.importsFromAnywhere ? fi.spec : fi.ex.path;
+    let bySpec = this.importCache.get(asker);
+    if (!bySpec) this.importCache.set(asker, (bySpec = new Map()));
+    const hit = bySpec.get(spec);
     if (hit) {
-      for (const h of hit.keys) this.recording?.add(h);
-      return hit.files;
+      if (this.recording && hit.into !== this.recording) {
+        for (const h of hit.deps) this.recording.add(h);
+        hit.into = this.recording;
+      }
+      return hit.value as string[];
     }
-    const keys: number[] = [];
+    const deps: number[] = [];
     const view = this.project.view(fi.family, (k) => {
       const h = fnv(FNV_OFFSET, k);
-      keys.push(h);
+      deps.push(h);
       this.recording?.add(h);
     });
     const files = fi.spec.resolveImport?.(spec, fi.ex, view) ?? [];
-    this.importCache.set(key, { files, keys });
+    bySpec.set(spec, { value: files, deps, into: this.recording });
     return files;
   }
 
@@ -1437,6 +1502,13 @@ const FNV_OFFSET = 0x811c9dc5;
 function fnv(h: number, s: string): number {
   for (let j = 0; j < s.length; j++) h = Math.imul(h ^ s.charCodeAt(j), 0x01000193) >>> 0;
   return h;
+}
+
+function hashArray(hashes: Set<number>): Uint32Array {
+  const out = new Uint32Array(hashes.size);
+  let i = 0;
+  for (const h of hashes) out[i++] = h;
+  return out;
 }
 
 function sortedUnique(out: Uint32Array): Uint32Array {

@@ -97,4 +97,5 @@ export const csharp: LanguageSpec = {
   directoryScope: true,
   globImports: true,
   resolveImport,
+  importsFromAnywhere: true,
 };

@@ -125,6 +125,7 @@ export const go: LanguageSpec = {
     const dir = goDir(spec, project);
     return dir === undefined ? [] : withEntryFirst(project.filesIn(dir), dir);
   },
+  importsFromAnywhere: true,
   defaultAlias: packageNameOf,
 };
 

@@ -147,4 +147,5 @@ export const java: LanguageSpec = {
     }
     return project.dirsEndingWith(segs.join("/")).flatMap((d) => project.filesIn(d));
   },
+  importsFromAnywhere: true,
 };

@@ -100,4 +100,5 @@ export const kotlin: LanguageSpec = {
   directoryScope: true,
   globImports: true,
   resolveImport: resolveByPackage,
+  importsFromAnywhere: true,
 };

@@ -108,6 +108,8 @@ export interface LanguageSpec {
    * in the project (a standard or third-party module).
    */
   resolveImport?(spec: string, from: FileExtract, project: ProjectView): string[];
+  /** `resolveImport` reads the specifier and the project, never the importing file: one answer serves every file importing it. */
+  importsFromAnywhere?: boolean;
   /**
    * The specifier of a submodule imported by name (`from pkg import mod` → `pkg.mod`), tried when
    * the name is not defined in the module itself.

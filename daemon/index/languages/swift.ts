@@ -95,4 +95,5 @@ export const swift: LanguageSpec = {
   directoryScope: true,
   globImports: true,
   resolveImport,
+  importsFromAnywhere: true,
 };

@@ -9,7 +9,9 @@
 // repository checked out at the split (offline, `git clone --shared`), `codemem build --history 100000`
 // through the real CLI and daemon, then the MCP tool `codemem_synaptic_neighbors` over the SDK's
 // client, seeded with each file of each later commit; the baselines read the commits the product read
-// (those reachable from the split), under the names of the tree at the split.
+// (those reachable from the split), under the names of the tree at the split. Two ceilings follow
+// (bounds, not methods: they read the later commits): the best fixed order, per seed, of its known
+// co-change partners, and of any files; the tool answers from the seed alone and cannot beat either.
 //
 // Usage: node scripts/bench-cochange.mjs [--split 0.8] [--no-graph] [--product] GITDIR...
 //   GITDIR: a repository with its history, bare or not (e.g. `git clone --bare URL`); the defaults
@@ -120,7 +122,24 @@ function baselines(train, keep) {
     // Raw counts, ties broken toward the file changed more recently (the baseline's best reading).
     byCount: (f) => [...(pair.get(f) ?? new Map()).entries()].sort((a, b) => b[1] - a[1] || (lastChange.get(b[0]) ?? 0) - (lastChange.get(a[0]) ?? 0)).slice(0, 10).map(([g]) => g),
     byRecent: (f) => recent.filter((g) => g !== f).slice(0, 10),
+    partnersOf: (f) => pair.get(f) ?? new Map(),
   };
+}
+
+/**
+ * Not a method, a bound: for each seed, `candidates` (e.g. its known co-change partners) in the order
+ * that suits the seed's later commits best (by their share of its gold). A ranking that depends on the
+ * seed alone, as the tool's does, cannot beat it on those candidates.
+ */
+function fixedOrderCeiling(cases, candidates) {
+  const mass = new Map();
+  for (const { file, gold } of cases) {
+    const m = mass.get(file) ?? new Map();
+    const known = candidates(file);
+    for (const g of gold) if (known === undefined || known.has(g)) m.set(g, (m.get(g) ?? 0) + 1 / gold.size);
+    mass.set(file, m);
+  }
+  return (f) => [...(mass.get(f) ?? new Map()).entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([g]) => g);
 }
 
 /** For each later commit with 2–10 source files, each file in it and the others as its gold. */
@@ -155,7 +174,7 @@ async function productRun(dir, name) {
   const back = new Map([...today].filter(([old]) => atSplit.has(old)).map(([old, now]) => [now, old]));
   for (const c of test) c.files = c.files.map((f) => back.get(f) ?? f);
   const cases = casesOf(test);
-  const { byCount, byRecent } = baselines(train, (f) => isSource(f) && atSplit.has(f));
+  const { byCount, byRecent, partnersOf } = baselines(train, (f) => isSource(f) && atSplit.has(f));
 
   const cli = path.join(root, "dist/client/cli.js");
   const t0 = performance.now();
@@ -182,6 +201,9 @@ async function productRun(dir, name) {
     { method: "raw co-change counts", ...evaluate(cases, byCount) },
     { method: "recently changed files", ...evaluate(cases, byRecent) },
     { method: "product (CLI build + MCP synaptic_neighbors)", ...evaluate(cases, (f) => answers.get(f)) },
+    // Bounds, not baselines: the best fixed order of each seed's known partners, of any files.
+    { method: "  ceiling: best order of the seed's partners", ...evaluate(cases, fixedOrderCeiling(cases, (f) => new Set(partnersOf(f).keys()))) },
+    { method: "  ceiling: best order of any files", ...evaluate(cases, fixedOrderCeiling(cases, () => undefined)) },
   ];
   const h = built.history ?? {};
   console.log(`\n${name}: split at ${split.slice(0, 10)}, ${train.length} commits before it, ${test.length} after; ${cases.length} ranking cases (${answers.size} seeds); build with history: ${Math.round(buildMs)} ms, ${h.commits} commits read, ${h.learned} learned`);
@@ -196,10 +218,11 @@ for (const dir of repos) {
     const rows = await productRun(dir, name);
     console.log("method".padEnd(50) + "recall@5   MRR");
     for (const r of rows) console.log(r.method.padEnd(50) + r.recall.toFixed(3).padEnd(11) + r.mrr.toFixed(3));
-    const [counts, recent, mine] = rows;
+    const [counts, recent, mine, partners] = rows;
     const best = counts.recall >= recent.recall ? counts : recent;
     const lift = mine.recall / best.recall - 1;
-    console.log(`best baseline: ${best.method} (recall@5 ${best.recall.toFixed(3)}); product ${lift >= 0 ? "+" : ""}${(lift * 100).toFixed(1)} % relative`);
+    const bound = partners.recall / best.recall - 1;
+    console.log(`best baseline: ${best.method} (recall@5 ${best.recall.toFixed(3)}); product ${lift >= 0 ? "+" : ""}${(lift * 100).toFixed(1)} % relative; the partners' ceiling ${bound >= 0 ? "+" : ""}${(bound * 100).toFixed(1)} %`);
     summary.push({ name, lift, mrrLift: mine.mrr / Math.max(counts.mrr, recent.mrr) - 1 });
     continue;
   }

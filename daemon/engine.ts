@@ -563,7 +563,8 @@ export class ProjectEngine {
     await this.queue.settled();
     await this.memory.close();
     await this.builder.close();
-    await this.invalidate({ now: true });
+    this.fresh.forget();
+    await this.readers.close();
     if (this.opts.daemon && this.cfg.store.backend === "local") {
       // Its readers could not fold the log in (a full disk after a build's commit left it): the stop does.
       try {

@@ -18,6 +18,10 @@ export class Readers {
   private ret?: Promise<Retriever>;
   /** The reader being opened to take over from one whose index was replaced (see handOver). */
   private next?: Promise<Retriever>;
+  /** Replaced readers waiting out READER_CLOSE_DELAY_MS; `close` closes them at once. */
+  private readonly delayed = new Set<() => Promise<void>>();
+  /** Closed (the engine stops): nothing opens a reader any more. */
+  private closed = false;
 
   constructor(
     private readonly cfg: () => ResolvedConfig,
@@ -67,10 +71,11 @@ export class Readers {
    * reader's catalog and answered without vectors until they had loaded.
    */
   private handOver(): void {
+    if (this.closed) return;
     const next = (this.next = this.open({ gentle: true }));
     next.then(
       (r) => {
-        if (this.next !== next) return void r.store.close().catch(() => {});
+        if (this.next !== next || this.closed) return void r.store.close().catch(() => {});
         this.next = undefined;
         void this.invalidate();
         this.ret = next;
@@ -105,7 +110,7 @@ export class Readers {
       void this.invalidate();
       // A daemon opens the new reader now, not on the next question (819 ms of the first search after
       // a full build of Go's src).
-      if (this.daemon) void this.currentOrNone();
+      if (this.daemon && !this.closed) void this.currentOrNone();
     }
   }
 
@@ -121,8 +126,26 @@ export class Readers {
         .catch(() => {})
         .finally(() => collectWhenIdle());
     if (opts.now) return close();
-    setTimeout(close, READER_CLOSE_DELAY_MS).unref();
+    const later = () => {
+      this.delayed.delete(later);
+      return close();
+    };
+    this.delayed.add(later);
+    setTimeout(later, READER_CLOSE_DELAY_MS).unref();
     return Promise.resolve();
+  }
+
+  /**
+   * Closes every reader: the warm one, one being opened to take over (a build's fill may have just
+   * asked for it) and replaced ones still waiting out their delay. No reader opens afterwards, so
+   * nothing touches the index's files once this resolves (a test removing the project, a stop).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = this.next;
+    await this.invalidate({ now: true });
+    await pending?.then((r) => r.store.close(), () => {});
+    await Promise.all([...this.delayed].map((later) => later()));
   }
 }
 

@@ -447,13 +447,10 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (!deferred) return answerable;
       // What the fill needs, and no more: the nodes' texts and their hashes as written, the parsed sources.
       const work = buildFill(delta, new Map([...scanned].filter(([p]) => fresh.has(p))), rows);
-      // graph.json beside the vectors and tokens (on its own thread in the daemon), written before the
-      // fill's last part: once `stats` shows nothing filling, it is there too.
-      opts.fill!(() => {
-        const graphFile = graphWritten(cfg, write!);
-        // Awaited by the last part; a fill stopped before it leaves its rejection handled.
-        graphFile.catch(() => {});
-        return fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop, beforeLast: graphFile });
+      // graph.json first: once `stats` shows nothing filling, it is written too.
+      opts.fill!(async () => {
+        await graphWritten(cfg, write!);
+        return fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop });
       });
       return { ...answerable, filling: [...FILLING, "graph.json"] };
     } finally {
@@ -885,7 +882,7 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal; beforeLast?: Promise<void> },
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
 ): Promise<BuildResult> {
   const t1 = performance.now();
   const { byFile, counts, sourceOf } = a.work;
@@ -927,9 +924,7 @@ async function fillIndex(
         const n = filled.get(p)?.tokens;
         return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
       });
-      const last = i === parts.length - 1;
-      if (last) await a.beforeLast;
-      total = await store.fill!({ vectors, tokens }, { last });
+      total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
       embedded += vectors.length;
       counted += tokens.length;
       // The warm rows carry the counts: an incremental build's total moves by a file's count from here.

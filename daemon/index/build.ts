@@ -370,8 +370,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const kept = new Map((touchedOnly.length ? await store.extracts(touchedOnly) : []).map((e) => [e.path, e]));
       const upserts = scan.changed.flatMap((c) => {
         const e = fresh.get(c.row.path) ?? kept.get(c.row.path);
-        const stored = fresh.has(c.row.path) ? prepared.extracts.get(c.row.path) : undefined;
-        return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e), stored }] : [];
+        // A file its worker parsed comes with its extract's stored form (prepared.extracts).
+        return e ? [{ row: { ...c.row, tokens: e.tokens, line_count: e.lineCount }, extract: leanExtract(e), stored: prepared.extracts.get(c.row.path) }] : [];
       });
 
       // A module's file words are its file's indexed text's: a worker's, else the scan's text, else the file read again with the index's redaction.

@@ -73,17 +73,9 @@ interface Reply {
  * moved across: copying Go's src's 65K texts as strings held this thread for ~2 s of its write.
  */
 export function deflateApart(texts: DeflateJob[]): Promise<Buffer[]> {
-  const ends = new Uint32Array(texts.length);
-  const kinds = new Uint8Array(texts.length);
-  let total = 0;
-  texts.forEach((t, i) => {
-    ends[i] = total += Buffer.byteLength(t.json);
-    kinds[i] = KINDS.indexOf(t.kind);
-  });
-  const bytes = Buffer.allocUnsafeSlow(total);
-  texts.forEach((t, i) => bytes.write(t.json, i === 0 ? 0 : ends[i - 1], "utf8"));
-  const packed: PackedTexts = { bytes, ends, kinds };
-  return threadReply<Reply>(new URL("./deflate-thread.js", import.meta.url), { deflateTexts: packed }, "the deflate thread", [bytes.buffer as ArrayBuffer, ends.buffer, kinds.buffer]).then((r) => {
+  const packed: PackedTexts = { ...pack(texts.map((t) => t.json)), kinds: Uint8Array.from(texts, (t) => KINDS.indexOf(t.kind)) };
+  const { bytes, ends, kinds } = packed;
+  return threadReply<Reply>(new URL("./deflate-thread.js", import.meta.url), { deflateTexts: packed }, "the deflate thread", [bytes.buffer as ArrayBuffer, ends.buffer as ArrayBuffer, kinds.buffer as ArrayBuffer]).then((r) => {
     if (r.error !== undefined) throw new Error(`deflating node texts failed: ${r.error}`);
     return split(r.bytes!, r.ends!);
   });
@@ -95,12 +87,17 @@ export interface Packed {
   ends: Uint32Array;
 }
 
-export function pack(parts: Uint8Array[]): Packed {
+/** Strings go in as their UTF-8 bytes, written straight into the buffer (no copy of each first). */
+export function pack(parts: (Uint8Array | string)[]): Packed {
   const ends = new Uint32Array(parts.length);
   let total = 0;
-  parts.forEach((p, i) => (ends[i] = total += p.length));
-  const bytes = new Uint8Array(total);
-  parts.forEach((p, i) => bytes.set(p, ends[i] - p.length));
+  parts.forEach((p, i) => (ends[i] = total += typeof p === "string" ? Buffer.byteLength(p) : p.length));
+  const bytes = Buffer.allocUnsafeSlow(total);
+  parts.forEach((p, i) => {
+    const start = i === 0 ? 0 : ends[i - 1];
+    if (typeof p === "string") bytes.write(p, start, "utf8");
+    else bytes.set(p, start);
+  });
   return { bytes, ends };
 }
 

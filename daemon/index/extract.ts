@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Language, Parser, Query, type Node as TSNode } from "web-tree-sitter";
+import { Language, Parser, Query, type Node as TSNode, type Tree } from "web-tree-sitter";
 import { hasCopyMark } from "./file-role.js";
 import type { LanguageSpec } from "./languages/language.js";
 import { Scopes, typeText, type Binding } from "./scope.js";
@@ -80,7 +80,7 @@ export class Extractor {
   /** `countTokens: false` leaves `tokens` at 0 for a build that counts them after it is answerable (build.ts, fill). */
   async extract(filePath: string, source: string, spec: LanguageSpec, opts: { countTokens?: boolean } = {}): Promise<FileExtract> {
     const loaded = await this.load(spec);
-    const tree = loaded.parser.parse(source);
+    const tree = parseLeniently(loaded.parser, source, spec);
     if (!tree) throw new Error(`tree-sitter could not parse ${filePath}`);
     try {
       const ex = this.walk(filePath, source, spec, tree.rootNode, loaded);
@@ -316,6 +316,24 @@ function innermost(owners: { start: number; end: number; index: number }[], pos:
 function implName(text: string): string {
   const m = text.replace(/<.*$/s, "").match(/[A-Za-z_][A-Za-z0-9_]*$/);
   return m ? m[0] : text;
+}
+
+/**
+ * The file's tree; where it holds syntax errors and the language's lenient source parses without,
+ * that tree (same positions: definitions' code and signatures are still read from `source`).
+ */
+function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tree | null {
+  const tree = parser.parse(source);
+  if (!tree?.rootNode.hasError || !spec.lenientSource) return tree;
+  const alt = spec.lenientSource(source);
+  if (alt === source) return tree;
+  const again = parser.parse(alt);
+  if (!again || again.rootNode.hasError) {
+    again?.delete();
+    return tree;
+  }
+  tree.delete();
+  return again;
 }
 
 function signatureOf(def: TSNode, source: string, whole = false): string {

@@ -5,7 +5,8 @@ import { builtFixture } from "./fixture.js";
  * C# on real code: Json.NET 6.0.8's BSON writer (six files of Src/Newtonsoft.Json/Bson and Utilities/ValidationUtils.cs),
  * with Linq/JEnumerable.cs (an indexer), Linq/JsonMergeSettings.cs (a property with a checking setter),
  * Serialization/JsonSerializerProxy.cs (forwarding properties), Utilities/MethodCall.cs (a delegate) and
- * Utilities/DateTimeUtils.cs with DateTimeParser.cs (a typed local), from the orig tarball of Debian's source package
+ * Utilities/DateTimeUtils.cs with DateTimeParser.cs (a typed local), Serialization/JsonContract.cs (`#if`
+ * inside an else-if chain), from the orig tarball of Debian's source package
  * newtonsoft-json 6.0.8+dfsg-1.1, with its licence.
  */
 const built = () => builtFixture("csharp-newtonsoft-bson");
@@ -15,7 +16,7 @@ const BSON = "Newtonsoft.Json/Bson";
 describe("C# (Json.NET BSON)", () => {
   it("extracts classes, enums, constructors and overloaded methods with signatures, XML docs and line ranges", async () => {
     const { result, node, g } = await built();
-    expect(result.files_indexed).toBe(13);
+    expect(result.files_indexed).toBe(14);
     expect(result.unsupported).toEqual([]);
     expect(node(`${BSON}/BsonWriter.cs::BsonWriter`)).toMatchObject({ type: "class", qualified_name: "BsonWriter", signature: "public class BsonWriter : JsonWriter", line_start: 43, line_end: 516 });
     // <summary> tags are dropped, their text kept.
@@ -69,6 +70,18 @@ describe("C# (Json.NET BSON)", () => {
     // `DateTimeParser dateTimeParser = new DateTimeParser(); dateTimeParser.Parse(text)`, a struct of another file.
     expect(edge("Newtonsoft.Json/Utilities/DateTimeUtils.cs::DateTimeUtils.TryParseDateIso", "Newtonsoft.Json/Utilities/DateTimeParser.cs::DateTimeParser.Parse")).toBe(true);
     expect(edge("Newtonsoft.Json/Utilities/DateTimeUtils.cs::DateTimeUtils.TryParseDateIso", "Newtonsoft.Json/Utilities/DateTimeParser.cs::DateTimeParser")).toBe(true);
+  });
+
+  it("reads a file whose #if lines split a statement (every branch kept): its methods stay its class's", async () => {
+    const { node } = await built();
+    // `else if (…) {…}\n#if !NET20\n else if (…) {…}\n#endif\n else {…}` in JsonContract's constructor is a syntax
+    // error to the grammar, which then read every method after it as a loose function.
+    const CONTRACT = "Newtonsoft.Json/Serialization/JsonContract.cs::JsonContract";
+    expect(node(`${CONTRACT}.JsonContract`)).toMatchObject({ type: "method", parent: CONTRACT, line_start: 300, line_end: 344 });
+    for (const m of ["InvokeOnSerializing", "InvokeOnSerialized", "InvokeOnDeserializing", "InvokeOnDeserialized"]) {
+      expect(node(`${CONTRACT}.${m}`)).toMatchObject({ type: "method", parent: CONTRACT });
+    }
+    expect(node("Newtonsoft.Json/Serialization/JsonContract.cs::InvokeOnSerializing")).toBeUndefined();
   });
 
   it("answers a question about it", async () => {

@@ -81,11 +81,21 @@ function resolveImport(spec: string, _from: FileExtract, project: ProjectView): 
   return project.declaring(spec, { suffix: true });
 }
 
+/**
+ * The source with its conditional-compilation lines (`#if`, `#elif`, `#else`, `#endif`) blanked, every
+ * branch kept: the grammar parses a directive only where a whole construct fits (Json.NET's
+ * `class JContainer : JToken, IList<JToken>` continues under `#if`, which left the class an ERROR).
+ */
+function withoutConditionals(source: string): string {
+  return source.replace(/^[ \t]*#[ \t]*(?:if|elif|else|endif)\b.*$/gm, (line) => " ".repeat(line.length));
+}
+
 export const csharp: LanguageSpec = {
   id: "csharp",
   extensions: [".cs"],
   grammar: "tree-sitter-c-sharp.wasm",
   query: QUERY,
+  lenientSource: withoutConditionals,
   docstring,
   bases,
   imports: importsOf,

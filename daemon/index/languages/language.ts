@@ -49,6 +49,12 @@ export interface LanguageSpec {
   /** The grammar: a file name in @vscode/tree-sitter-wasm/wasm, or a package path to a `.wasm` (pin that package's version). */
   grammar: string;
   query: string;
+  /**
+   * The source with what the grammar cannot parse blanked to spaces (same length: every position
+   * holds), parsed instead when the file does not parse and this does (C#'s `#if` inside a base
+   * list leaves the whole class an ERROR, its methods loose functions).
+   */
+  lenientSource?(source: string): string;
   /** Documentation attached to a definition (docstring or leading comment), plain text. */
   docstring(def: TSNode, kind: NodeKind): string;
   /** Base classes or implemented interfaces named by a class-like definition. */

@@ -445,10 +445,13 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
       if (resume) return await resumeFill(answerable);
       if (!deferred) return answerable;
-      // What the fill needs, and no more: the nodes' texts and their hashes as written, the parsed sources.
-      const work = buildFill(delta, new Map([...scanned].filter(([p]) => fresh.has(p))), rows);
+      // What the fill needs, and no more: the nodes and the parsed sources, made into its work (the
+      // nodes' embedding texts, 1 s at Go's src) once the build has answered, then let go.
+      let fillInput: { delta: typeof delta; sources: Map<string, string> } | undefined = { delta, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) };
       // graph.json first: once `stats` shows nothing filling, it is written too.
       opts.fill!(async () => {
+        const work = buildFill(fillInput!.delta, fillInput!.sources, rows);
+        fillInput = undefined;
         await graphWritten(cfg, write!);
         return fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop });
       });

@@ -3,10 +3,11 @@
  * warm build state between them. Messages are handled in order, so builds never overlap.
  * Forked as a child process instead (a whole-tree build), it runs that build and exits when closed.
  */
+import os from "node:os";
 import { parentPort } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { asCodememError } from "../../shared/errors.js";
-import { configureLog } from "../../shared/log.js";
+import { configureLog, log } from "../../shared/log.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import { LocalBuilder, memoryMb, rssMb, writeGraphInThread, type FromThread, type ToThread } from "./builder.js";
 import type { Embedder } from "./embed/embedder.js";
@@ -43,6 +44,24 @@ const HEAVY_BUILD_FILES = 24;
 /** The build running now, and builds cancelled before they started. */
 let current: number | undefined;
 const cancelledIds = new Set<number>();
+
+/**
+ * The niceness of a whole-tree build's process once it has answered: its fill (vectors, tokens,
+ * graph.json) runs while the daemon opens the new index and answers, which come first.
+ */
+const FILL_NICENESS = 10;
+
+/**
+ * Lowers this thread's priority; the threads it starts from now on (the fill's workers, the
+ * graph.json thread) inherit it. Raising niceness needs no privilege; where it fails, the fill runs as is.
+ */
+function yieldToAnswers(): void {
+  try {
+    os.setPriority(FILL_NICENESS);
+  } catch (err) {
+    log.debug("the fill keeps its priority", { error: (err as Error).message });
+  }
+}
 
 /** Builds waiting for the daemon's word before their write, by id. */
 const writeAsked = new Map<number, (ok: boolean) => void>();
@@ -98,6 +117,7 @@ async function handle(m: ToThread): Promise<void> {
     const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread), mayWrite);
     heavy = !!m.req.warm || result.files_changed + result.files_removed >= HEAVY_BUILD_FILES;
     port.postMessage({ type: "done", id: m.id, result } satisfies FromThread);
+    if (apart && result.filling?.length) yieldToAnswers();
   } catch (err) {
     const e = asCodememError(err);
     port.postMessage({ type: "failed", id: m.id, error: { code: e.code, message: e.message, details: e.details } } satisfies FromThread);

@@ -171,6 +171,8 @@ CREATE TABLE IF NOT EXISTS cochange (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cochange_a_score ON cochange(a, score_a);
 CREATE INDEX IF NOT EXISTS cochange_b_score ON cochange(b, score_b);
+-- The files of the latest commits first: what the project changes lately (recentlyChanged).
+CREATE INDEX IF NOT EXISTS cochange_last_at ON cochange(last_at);
 ${degrees("cochange", "cochange_nodes")}
 -- Each file's history clock: its learned commits (tick), the tick its scores are relative to, and
 -- age = historyDecay^(tick − base), the factor that turns a stored score into today's value.
@@ -363,6 +365,7 @@ export class SynapseStore {
       ),
       historyCounts: db.prepare<[], { commits: number; learned: number }>(`SELECT count(*) AS commits, coalesce(sum(learned), 0) AS learned FROM history_commits`),
       cochangeCount: db.prepare<[], { edges: number }>(`SELECT count(*) AS edges FROM cochange`),
+      latestPairs: db.prepare<[number], { a: string; b: string }>(`SELECT a, b FROM cochange ORDER BY last_at DESC, a, b LIMIT ?`),
       strongest: db.prepare<[number], { a: string; b: string; weight: number; count: number; ltp: number }>(
         `SELECT a, b, weight, count, ltp FROM synapses ORDER BY weight DESC, count DESC, a, b LIMIT ?`,
       ),
@@ -640,6 +643,21 @@ export class SynapseStore {
       .map((r) => ({ id: r.id, commits: r.commits, weight: toWeight(r.score) }))
       .filter((r) => r.commits >= opts.minCommits && r.weight >= opts.minWeight)
       .slice(0, opts.limit);
+  }
+
+  /**
+   * Files of the latest commits learned from the history, newest first, up to `limit`
+   * files: what the project changes lately. Read from the pairs' last commits, newest first.
+   */
+  recentlyChanged(limit: number): string[] {
+    const out = new Set<string>();
+    if (limit <= 0) return [];
+    // A commit of n files is n(n − 1)/2 pairs: enough of them for `limit` files unless a few commits are wide.
+    for (const { a, b } of this.stmts.latestPairs.all(limit * 16)) {
+      for (const id of [a, b]) if (out.size < limit) out.add(id);
+      if (out.size >= limit) break;
+    }
+    return [...out];
   }
 
   /** Nodes active since `since` (ms), the most recent first, with the time of their last activation. */

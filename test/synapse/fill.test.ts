@@ -54,16 +54,17 @@ describe("when a file's associations run out", () => {
     const client = new Client({ name: "codemem-test", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [SHIM, p.root], stderr: "pipe" }));
     try {
-      // A test without any history: the code it is named after, then the project's latest changes.
+      // A test without any history: the code it is named after, then what the project changes most
+      // lately (models.py and views.py three commits of the last four, late.py and other.py the last).
       // Before: no neighbours at all.
       const r = await client.callTool({ name: "codemem_synaptic_neighbors", arguments: { node_ids: ["tests/test_cache.py"] } });
       const viaMcp = (r.structuredContent as { neighbors: Neighbour[] }).neighbors;
       expect(viaMcp.map((x) => [x.file_path, x.reason])).toEqual([
         ["app/cache.py", "test_pair"],
-        ["app/late.py", "recent_change"],
-        ["app/other.py", "recent_change"],
         ["app/models.py", "recent_change"],
         ["app/views.py", "recent_change"],
+        ["app/late.py", "recent_change"],
+        ["app/other.py", "recent_change"],
       ]);
     } finally {
       await client.close();

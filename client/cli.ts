@@ -239,7 +239,7 @@ export function program(): Command {
     .option("--limit <n>", "number of passages", int("--limit")).option("--budget <tokens>", "total token budget", int("--budget")).addOption(json)
     .action((dir, question, o) => run(rootOf(dir), "query_docs", { question, ...(o.limit ? { limit: o.limit } : {}), ...(o.budget ? { budget: o.budget } : {}) }, !!o.json, f.formatDocs));
 
-  textCommand(p, "neighbors").description("Code used or changed together with a query's hits or a file (learned from sessions and git history)").argument("<path>").argument("[query]")
+  textCommand(p, "neighbors").description("Code used or changed together with a query's hits or a file (learned from sessions and git history), then its test by name and files changed lately").argument("<path>").argument("[query]")
     .option("--file <file>", "seed with this file instead of a query (what usually changes with it); relative to the current directory, or else to the project")
     .option("-k <n>", "number of neighbours, 1-50 (default 10)", int("-k")).addOption(json)
     .action((dir, query, o) => {

@@ -88,7 +88,8 @@ export function formatNeighbors(r: Record<string, any>): string {
     [x.commits ? `${x.commits} commit${x.commits === 1 ? "" : "s"}` : "", x.co_activations ? `${x.co_activations} session co-activation${x.co_activations === 1 ? "" : "s"}` : "", x.last_at ? `last ${x.last_at.slice(0, 10)}` : ""]
       .filter(Boolean)
       .join(", ");
-  return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (depth ${x.depth}${evidence(x) ? `; ${evidence(x)}` : ""})`).join("\n");
+  const why = (x: any) => (x.reason === "test_pair" ? `test pair of ${x.via}` : x.reason === "recent_change" ? "changed lately in the project" : `depth ${x.depth}${evidence(x) ? `; ${evidence(x)}` : ""}`);
+  return r.neighbors.map((x: any) => `${x.activation.toFixed(3)}  ${x.file_path}:${x.line_start}-${x.line_end}  ${x.name} (${why(x)})`).join("\n");
 }
 
 export function formatTrace(r: Record<string, any>): string {

@@ -19,6 +19,7 @@ import { renderSkeleton } from "./retrieve/skeleton.js";
 import type { DocsIndex } from "./docs/index.js";
 import type { SynapseStore } from "./synapse/store.js";
 import { ProjectMemory } from "./synapse/memory.js";
+import { fillAfter, testPairs, type NeighbourReason } from "./synapse/fill.js";
 import { Freshness } from "./retrieve/freshness.js";
 import { Readers } from "./retrieve/readers.js";
 import type { Recall, Retriever } from "./retrieve/retriever.js";
@@ -476,12 +477,22 @@ export class ProjectEngine {
     const seeds = [...new Set(nodes.flatMap((id) => [id, r.byId.get(id)?.file_path ?? id]))];
     const store = this.memory.existing();
     const found = store?.neighbors(seeds, { depth: a.depth as 1 | 2, k: a.k }) ?? [];
+    const brief = (id: string) => {
+      const m = r.byId.get(id)!;
+      return { id: m.id, name: m.qualified_name, type: m.type, file_path: m.file_path, line_start: m.line_start, line_end: m.line_end };
+    };
     const neighbors = found.flatMap((n) => {
-      const m = r.byId.get(n.id);
-      if (!m || !store) return [];
+      if (!r.byId.has(n.id) || !store) return [];
       const evidence = store.evidence(n.via, n.id);
-      return [{ id: m.id, name: m.qualified_name, type: m.type, file_path: m.file_path, line_start: m.line_start, line_end: m.line_end, activation: Math.round(n.activation * 1e4) / 1e4, depth: n.depth, via: n.via, ...evidence }];
+      return [{ ...brief(n.id), activation: Math.round(n.activation * 1e4) / 1e4, depth: n.depth, via: n.via, reason: "associated" as NeighbourReason, ...evidence }];
     });
+    // Associations run out (a file new to the history, few partners): the seeds' tests by name, then
+    // what the project changes lately. Seeds that are not symbols are files, indexed yet or not.
+    const files = seeds.filter((s) => r.files.has(s) || !r.byId.has(s));
+    const pairsOf = (s: string) => (files.includes(s) ? testPairs(s, r.files.keys(), r.isTest) : []);
+    const recent = () => store?.recentlyChanged(a.k + seeds.length + neighbors.length) ?? [];
+    const more = fillAfter(neighbors.map((n) => n.id), a.k, seeds, pairsOf, recent, (f) => r.files.has(f) && r.byId.has(f));
+    for (const m of more) neighbors.push({ ...brief(m.file), activation: 0, depth: 0, via: m.via, reason: m.reason, co_activations: 0, commits: 0, last_at: null });
     return { seeds, neighbors };
   }
 

@@ -221,7 +221,7 @@ const NodeBrief = { id: z.string(), name: z.string(), type: z.string(), file_pat
 
 export const synapticNeighbors = op({
   name: "synaptic_neighbors",
-  description: "Code used or changed together with given nodes, files or a query (learned from sessions and git history).",
+  description: "Code used or changed together with given nodes, files or a query (learned from sessions and git history); when those run out, the seeds' tests by name, then files changed lately.",
   input: {
     project_path: projectPath,
     query: questionText.optional().describe("Seeds: the best search hits for this text"),
@@ -237,6 +237,7 @@ export const synapticNeighbors = op({
         activation: z.number(),
         depth: z.number().int(),
         via: z.string(),
+        reason: z.enum(["associated", "test_pair", "recent_change"]).describe("associated: used or changed with the seeds; after those run out, test_pair: a seed's test by name (or the code it tests), recent_change: among the files the project changed last"),
         co_activations: z.number().int().describe("Sessions' co-activations with `via`"),
         commits: z.number().int().describe("Commits that changed it with `via`"),
         last_at: z.string().nullable(),

@@ -69,6 +69,31 @@ export function testClassifier(patterns: readonly string[] = []): TestClassifier
   };
 }
 
+// A test file's name by convention, and the name of the code it tests (group 1 or 2).
+const TEST_NAME = [
+  /^test_(.+)\.[^.]+$/, // Python, Ruby, C: test_models.py
+  /^(.+)_(?:unit)?test\.[^.]+$/, // Go, Python, C++: models_test.go, models_unittest.cc
+  /^(.+)[._](?:test|spec)\.[^.]+$/, // JavaScript, TypeScript, Ruby: models.test.ts, models.spec.js, models_spec.rb
+  /^(.+)Tests?\.(?:java|kt|kts|cs|swift|php|scala|groovy)$/, // ModelsTest.java, ModelsTests.cs
+];
+
+/** The name of the code a test file is named after (`tests/test_models.py` → `models`); undefined when the name says no test. */
+export function testedName(file: string): string | undefined {
+  const base = file.slice(file.lastIndexOf("/") + 1);
+  for (const re of TEST_NAME) {
+    const m = re.exec(base);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/** A code file's name without its extension (`requests/models.py` → `models`), what a test of it is named after. */
+export function codeName(file: string): string {
+  const base = file.slice(file.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 ? base.slice(0, dot) : base;
+}
+
 /**
  * Whether a question asks about tests themselves ("the test for …", "where is X tested", "unit
  * tests of", "test case", "spec for", "fixture"): then tests keep their rank.

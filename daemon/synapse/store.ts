@@ -91,8 +91,16 @@ export function historyDecayOf(halfLife: number): number {
 
 /** How an ageing is recorded with what it taught (exact: the factors as JSON numbers). */
 function ageingKey(a: HistoryAgeing): string {
-  return JSON.stringify([a.file, a.project]);
+  return JSON.stringify([a.file, a.project, HISTORY_FORMAT]);
 }
+
+// 2: the files of the latest learned commits are kept (history_latest); a store learned before has
+// none, and reads its history again once.
+const HISTORY_FORMAT = 2;
+// The latest learned commits kept, and the half-life (in learned commits) of a change's heat: at
+// 100 commits, 0.5^10 ≈ 0.001, less than any tie it could break (docs/synapses.md).
+const LATEST_KEPT = 100;
+const LATEST_HALF_LIFE = 10;
 
 export interface SynapseNeighbor {
   id: string;
@@ -184,6 +192,13 @@ CREATE TABLE IF NOT EXISTS cochange_clocks (
 -- read as the focus of recall. Rows a week old are dropped by decay.
 CREATE TABLE IF NOT EXISTS activity (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS activity_at ON activity(at);
+-- The files of the latest learned commits (LATEST_KEPT of them), seq counting learned commits: what
+-- the project works on lately (recentlyChanged).
+CREATE TABLE IF NOT EXISTS history_latest (
+  seq     INTEGER NOT NULL,
+  id      TEXT    NOT NULL,
+  PRIMARY KEY (seq, id)
+) WITHOUT ROWID;
 -- Every commit read once (a second replay adds nothing); bulk commits are recorded, not learned.
 CREATE TABLE IF NOT EXISTS history_commits (
   sha     TEXT    PRIMARY KEY,
@@ -363,6 +378,10 @@ export class SynapseStore {
       ),
       historyCounts: db.prepare<[], { commits: number; learned: number }>(`SELECT count(*) AS commits, coalesce(sum(learned), 0) AS learned FROM history_commits`),
       cochangeCount: db.prepare<[], { edges: number }>(`SELECT count(*) AS edges FROM cochange`),
+      latestSeq: db.prepare<[], { seq: number }>(`SELECT coalesce(max(seq), 0) AS seq FROM history_latest`),
+      addLatest: db.prepare(`INSERT INTO history_latest (seq, id) VALUES (?, ?) ON CONFLICT DO NOTHING`),
+      trimLatest: db.prepare(`DELETE FROM history_latest WHERE seq <= ?`),
+      latest: db.prepare<[], { seq: number; id: string }>(`SELECT seq, id FROM history_latest`),
       strongest: db.prepare<[number], { a: string; b: string; weight: number; count: number; ltp: number }>(
         `SELECT a, b, weight, count, ltp FROM synapses ORDER BY weight DESC, count DESC, a, b LIMIT ?`,
       ),
@@ -482,6 +501,7 @@ export class SynapseStore {
         this.stmts.initMeta.run(META_HISTORY_DECAY, ageingKey(ageing));
         let clock = Number(this.stmts.getMeta.get(META_HISTORY_CLOCK)?.value ?? 0);
         let base = Number(this.stmts.getMeta.get(META_HISTORY_BASE)?.value ?? 0);
+        let seq = this.stmts.latestSeq.get()!.seq;
         for (const c of commits) {
           const ids = [...new Set(c.ids.filter((id) => typeof id === "string" && id !== ""))];
           const learn = ids.length >= 2 && c.files <= opts.maxFiles;
@@ -494,6 +514,8 @@ export class SynapseStore {
           }
           if (!learn) continue;
           learned++;
+          seq++;
+          for (const id of ids) this.stmts.addLatest.run(seq, id);
           const project = Math.pow(1 / ageing.project, clock - base) / (ids.length - 1);
           const inc = new Map<string, number>();
           for (const id of ids) inc.set(id, this.tickOf(id, ageing.file, rescaleAt(ageing.file)) * project);
@@ -505,6 +527,7 @@ export class SynapseStore {
             }
           }
         }
+        this.stmts.trimLatest.run(seq - LATEST_KEPT);
         this.stmts.setMeta.run(META_HISTORY_CLOCK, String(clock));
         this.stmts.setMeta.run(META_HISTORY_BASE, String(base));
         this.stmts.setMeta.run(META_HISTORY_AGE, String(Math.pow(ageing.project, clock - base)));
@@ -547,7 +570,7 @@ export class SynapseStore {
   forgetHistory(): void {
     this.db
       .transaction(() => {
-        this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM cochange_clocks; DELETE FROM history_commits`);
+        this.db.exec(`DELETE FROM cochange; DELETE FROM cochange_nodes; DELETE FROM cochange_clocks; DELETE FROM history_commits; DELETE FROM history_latest`);
         for (const key of [META_HISTORY_HEAD, META_HISTORY_DECAY, META_HISTORY_CLOCK, META_HISTORY_BASE, META_HISTORY_AGE]) this.stmts.deleteMeta.run(key);
       })
       .immediate();
@@ -640,6 +663,27 @@ export class SynapseStore {
       .map((r) => ({ id: r.id, commits: r.commits, weight: toWeight(r.score) }))
       .filter((r) => r.commits >= opts.minCommits && r.weight >= opts.minWeight)
       .slice(0, opts.limit);
+  }
+
+  /**
+   * The files the project changes most lately, up to `limit`: each of the latest learned commits
+   * counts `0.5^(age / LATEST_HALF_LIFE)` for its files, age in learned commits since; ties, the
+   * file changed last, then by id.
+   */
+  recentlyChanged(limit: number): string[] {
+    const rows = this.stmts.latest.all();
+    const now = rows.reduce((m, r) => Math.max(m, r.seq), 0);
+    const heat = new Map<string, { score: number; last: number }>();
+    for (const r of rows) {
+      const h = heat.get(r.id) ?? { score: 0, last: 0 };
+      h.score += Math.pow(0.5, (now - r.seq) / LATEST_HALF_LIFE);
+      h.last = Math.max(h.last, r.seq);
+      heat.set(r.id, h);
+    }
+    return [...heat.entries()]
+      .sort(([x, a], [y, b]) => b.score - a.score || b.last - a.last || (x < y ? -1 : x > y ? 1 : 0))
+      .slice(0, Math.max(0, limit))
+      .map(([id]) => id);
   }
 
   /** Nodes active since `since` (ms), the most recent first, with the time of their last activation. */

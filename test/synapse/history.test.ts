@@ -164,11 +164,14 @@ describe("projects with little or no history", () => {
       } finally {
         s.close();
       }
-      // So too through the tool: c.py changed with nothing.
+      // So too through the tool: c.py changed with nothing; what it lists is what the project changed last.
       const e = await ProjectEngine.open(q.root, { sideEffects: false });
       try {
-        const n = (await e.dispatch("synaptic_neighbors", { project_path: q.root, node_ids: ["app/c.py"] })) as { neighbors: unknown[] };
-        expect(n.neighbors).toEqual([]);
+        const n = (await e.dispatch("synaptic_neighbors", { project_path: q.root, node_ids: ["app/c.py"] })) as { neighbors: { file_path: string; reason: string }[] };
+        expect(n.neighbors.map((x) => [x.file_path, x.reason])).toEqual([
+          ["app/a.py", "recent_change"],
+          ["app/b.py", "recent_change"],
+        ]);
       } finally {
         await e.close();
       }

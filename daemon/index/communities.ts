@@ -225,13 +225,12 @@ export function nameCommunities(nodes: CommunityNode[], degree: Map<string, numb
     for (const n of named) fileCounts.set(n.file_path, (fileCounts.get(n.file_path) ?? 0) + 1);
     const files = [...fileCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([f]) => f);
     const dirs = mainDirs(fileCounts);
-    const central = (code.length ? code : [])
+    const ranked = (code.length ? code : [])
       .filter((n) => n.type !== "module")
       .map((n) => ({ n, deg: degree.get(n.id) ?? 0, cls: n.type === "class" || n.type === "struct" || n.type === "interface" ? 1 : 0 }))
-      .sort((a, b) => b.cls - a.cls || b.deg - a.deg || (a.n.name < b.n.name ? -1 : 1))
-      .map((x) => x.n.name)
-      .filter((name, i, all) => all.indexOf(name) === i)
-      .slice(0, 4);
+      .sort((a, b) => b.cls - a.cls || b.deg - a.deg || (a.n.name < b.n.name ? -1 : 1));
+    // The first four distinct names (an indexOf per name was quadratic in a community's size).
+    const central = [...new Set(ranked.map((x) => x.n.name))].slice(0, 4);
     const where = dirs.join(", ") + (code.length ? "" : " (tests)");
     const name = `${where}${central.length ? ` · ${central.slice(0, 3).join(", ")}` : ""}`;
     const topFiles = files.slice(0, 3).map((f) => path.posix.basename(f));

@@ -29,25 +29,7 @@ export class WeightedGraph {
     w: Float64Array | undefined,
     ids?: readonly string[],
   ) {
-    const source = new Int32Array(src.length);
-    const target = new Int32Array(src.length);
-    const weight = new Float64Array(src.length);
-    const edgeOf = new Map<number, number>();
-    let m = 0;
-    for (let k = 0; k < src.length; k++) {
-      const s = src[k];
-      const t = dst[k];
-      if (s === t) continue;
-      const key = s < t ? s * order + t : t * order + s;
-      const e = edgeOf.get(key);
-      if (e !== undefined) weight[e] += w ? w[k] : 1;
-      else {
-        edgeOf.set(key, m);
-        source[m] = s;
-        target[m] = t;
-        weight[m++] = w ? w[k] : 1;
-      }
-    }
+    const { source, target, weight, m } = mergePairs(order, src, dst, w);
     this.source = source.subarray(0, m);
     this.target = target.subarray(0, m);
     this.weight = weight.subarray(0, m);
@@ -99,6 +81,53 @@ export class WeightedGraph {
       if (ints.length) nbs.set([...ints, ...[...nbs].filter((j) => index[j] < 0)]);
     }
   }
+}
+
+/**
+ * One edge per pair of nodes, in the order pairs first come, with the first one's orientation and
+ * the sum of the pair's weights in the order they come. Pairs are found by bucketing the edges by
+ * their lower endpoint (stable, so each bucket keeps the edges' order), not in a Map of 240K keys.
+ */
+function mergePairs(order: number, src: Int32Array, dst: Int32Array, w: Float64Array | undefined) {
+  const n = src.length;
+  const bucketStart = new Int32Array(order + 1);
+  for (let k = 0; k < n; k++) if (src[k] !== dst[k]) bucketStart[Math.min(src[k], dst[k]) + 1]++;
+  for (let i = 0; i < order; i++) bucketStart[i + 1] += bucketStart[i];
+  const fill = bucketStart.slice(0, order);
+  const byLow = new Int32Array(bucketStart[order]);
+  for (let k = 0; k < n; k++) if (src[k] !== dst[k]) byLow[fill[Math.min(src[k], dst[k])]++] = k;
+  // firstOf[k]: the first edge of k's pair; sum[first]: the pair's weight.
+  const firstOf = new Int32Array(n).fill(-1);
+  const sum = new Float64Array(n);
+  const seenAt = new Int32Array(order).fill(-1); // the pair's first edge, for the bucket being read
+  const seenIn = new Int32Array(order).fill(-1);
+  for (let low = 0; low < order; low++) {
+    for (let p = bucketStart[low]; p < bucketStart[low + 1]; p++) {
+      const k = byLow[p];
+      const high = Math.max(src[k], dst[k]);
+      const wk = w ? w[k] : 1;
+      if (seenIn[high] === low) {
+        firstOf[k] = seenAt[high];
+        sum[seenAt[high]] += wk;
+      } else {
+        seenIn[high] = low;
+        seenAt[high] = k;
+        firstOf[k] = k;
+        sum[k] = wk;
+      }
+    }
+  }
+  const source = new Int32Array(n);
+  const target = new Int32Array(n);
+  const weight = new Float64Array(n);
+  let m = 0;
+  for (let k = 0; k < n; k++) {
+    if (firstOf[k] !== k) continue;
+    source[m] = src[k];
+    target[m] = dst[k];
+    weight[m++] = sum[k];
+  }
+  return { source, target, weight, m };
 }
 
 // The package is CommonJS; under NodeNext its default import is the function itself.

@@ -38,8 +38,8 @@ export function detectCommunitiesApart(nodes: CommunityNode[], edges: GraphEdge[
   const request = requestOf(nodes, edges, testPatterns);
   const ids = request.ids;
   const result = (community: Int32Array, communities: GraphCommunity[]): CommunityResult => ({ communityOf: new Map(ids.map((id, i) => [id, community[i]])), communities });
-  // The fallback reads the request's arrays, which go to the thread: it keeps copies.
-  const kept = { source: request.source.slice(), target: request.target.slice(), weight: request.weight.slice() };
+  // The fallback reads the request's arrays, which go to the thread: it keeps copies (not `nodes` nor `edges`).
+  const kept: Request = { ...request, fileOf: request.fileOf.slice(), source: request.source.slice(), target: request.target.slice(), weight: request.weight.slice() };
   const transfer = [request.fileOf.buffer, request.source.buffer, request.target.buffer, request.weight.buffer] as ArrayBuffer[];
   return threadReply<Reply>(new URL("./communities-thread.js", import.meta.url), request, "the clustering thread", transfer)
     .then((r) => {
@@ -48,9 +48,13 @@ export function detectCommunitiesApart(nodes: CommunityNode[], edges: GraphEdge[
     })
     .catch((err: Error) => {
       log.warn("detecting communities on a thread failed; detecting them here", { error: err.message });
-      const here = clusterCommunities(nodes.map(({ id, name, type, file_path }) => ({ id, name, type, file_path })), kept, testClassifier(testPatterns));
+      const here = clusterCommunities(nodesOf(kept), kept, testClassifier(testPatterns));
       return result(here.community, here.communities);
     });
+}
+
+function nodesOf({ ids, names, types, fileOf, files }: Request): CommunityNode[] {
+  return ids.map((id, i) => ({ id, name: names[i], type: types[i], file_path: files[fileOf[i]] }));
 }
 
 function requestOf(nodes: CommunityNode[], edges: GraphEdge[], testPatterns: string[]): Request {
@@ -66,10 +70,9 @@ function requestOf(nodes: CommunityNode[], edges: GraphEdge[], testPatterns: str
 }
 
 if (!isMainThread && (workerData as Partial<Request> | undefined)?.fileOf) {
-  const { ids, names, types, fileOf, files, source, target, weight, testPatterns } = workerData as Request;
+  const request = workerData as Request;
   try {
-    const nodes = ids.map((id, i) => ({ id, name: names[i], type: types[i], file_path: files[fileOf[i]] }));
-    const { community, communities } = clusterCommunities(nodes, { source, target, weight }, testClassifier(testPatterns));
+    const { community, communities } = clusterCommunities(nodesOf(request), request, testClassifier(request.testPatterns));
     parentPort!.postMessage({ community, communities } satisfies Reply, [community.buffer as ArrayBuffer]);
   } catch (err) {
     parentPort!.postMessage({ error: (err as Error).message } satisfies Reply);

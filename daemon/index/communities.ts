@@ -1,18 +1,10 @@
 import path from "node:path";
-import { UndirectedGraph } from "graphology";
-import louvainModule from "graphology-communities-louvain";
 import type { GraphCommunity, GraphEdge } from "./types.js";
-import type { NodeRecord } from "./resolve.js";
 import { seededRandom } from "../../shared/random.js";
 import { isTestPath, type TestClassifier } from "./test-code.js";
+import { WeightedGraph } from "./weighted-graph.js";
 
 /** Edge weights for clustering: calls and inheritance bind code together more than containment does. */
-// The package is CommonJS; under NodeNext its default import is the function itself.
-const louvain = louvainModule as unknown as (
-  g: UndirectedGraph,
-  opts: { getEdgeWeight: string; rng: () => number; resolution: number },
-) => Record<string, number>;
-
 const WEIGHT: Record<string, number> = { calls: 1, inherits: 1.5, imports: 0.7, contains: 0.6 };
 const MIN_COMMUNITY = 4;
 /**
@@ -31,119 +23,173 @@ export interface CommunityResult {
   communities: GraphCommunity[];
 }
 
+/** The edges clustering weighs, by node index (`nodes`' order): `source[k]`–`target[k]` weighs `weight[k]`. */
+export interface ClusterEdges {
+  source: Int32Array;
+  target: Int32Array;
+  weight: Float64Array;
+}
+
+/** `edges` between two of `nodes`, by index, with their clustering weight. */
+export function clusterEdges(nodes: CommunityNode[], edges: GraphEdge[]): ClusterEdges {
+  const index = new Map<string, number>();
+  for (const [i, n] of nodes.entries()) index.set(n.id, i);
+  const source = new Int32Array(edges.length);
+  const target = new Int32Array(edges.length);
+  const weight = new Float64Array(edges.length);
+  let k = 0;
+  for (const e of edges) {
+    const s = index.get(e.source);
+    const t = index.get(e.target);
+    // A dispatch candidate is a possible call, not one: it would tie every implementer to each caller of its interface.
+    if (s === undefined || t === undefined || s === t || e.dispatch) continue;
+    source[k] = s;
+    target[k] = t;
+    weight[k++] = WEIGHT[e.type] ?? 0.5;
+  }
+  return { source: source.slice(0, k), target: target.slice(0, k), weight: weight.slice(0, k) };
+}
+
 /** Louvain modularity clustering over the code graph, then naming from directories and central symbols. */
 export function detectCommunities(nodes: CommunityNode[], edges: GraphEdge[], isTest: TestClassifier = isTestPath): CommunityResult {
-  const g = new UndirectedGraph({ allowSelfLoops: false });
-  for (const n of nodes) g.addNode(n.id);
-  for (const e of edges) {
-    // A dispatch candidate is a possible call, not one: it would tie every implementer to each caller of its interface.
-    if (!g.hasNode(e.source) || !g.hasNode(e.target) || e.source === e.target || e.dispatch) continue;
-    const w = WEIGHT[e.type] ?? 0.5;
-    if (g.hasEdge(e.source, e.target)) g.updateEdgeAttribute(e.source, e.target, "weight", (x: number) => x + w);
-    else g.addEdge(e.source, e.target, { weight: w });
-  }
-  const raw: Record<string, number> = g.size > 0 ? louvain(g, { getEdgeWeight: "weight", rng: seededRandom(42) /* the same graph always yields the same communities */, resolution: 0.8 }) : {};
+  const { community, communities } = clusterCommunities(nodes, clusterEdges(nodes, edges), isTest);
+  return { communityOf: new Map(nodes.map((n, i) => [n.id, community[i]])), communities };
+}
+
+/** detectCommunities over edges by index: each node's community by index, and the communities. */
+export function clusterCommunities(nodes: CommunityNode[], edges: ClusterEdges, isTest: TestClassifier = isTestPath): { community: Int32Array; communities: GraphCommunity[] } {
+  const ids = nodes.map((n) => n.id);
+  const g = new WeightedGraph(nodes.length, edges.source, edges.target, edges.weight, ids);
+  // -1: no community (a graph without edges)
+  const raw = g.size > 0 ? g.louvain(seededRandom(42) /* the same graph always yields the same communities */, 0.8) : new Int32Array(nodes.length).fill(-1);
   const cap = nodes.length >= CAP_FROM_NODES ? Math.floor(nodes.length * MAX_SHARE) : Infinity;
   splitOversized(g, nodes, raw, cap);
-
-  // Fold communities too small to mean anything into the neighbour community they touch most,
-  // falling back to the community holding most of their file.
-  const groups = new Map<number, string[]>();
-  for (const n of nodes) {
-    const c = raw[n.id] ?? -1;
-    const l = groups.get(c) ?? [];
-    l.push(n.id);
-    groups.set(c, l);
-  }
-  const assign = new Map<string, number>();
-  for (const n of nodes) assign.set(n.id, raw[n.id] ?? -1);
-  const byFile = new Map<string, string[]>();
-  for (const n of nodes) {
-    const l = byFile.get(n.file_path) ?? [];
-    l.push(n.id);
-    byFile.set(n.file_path, l);
-  }
-  const fileOf = new Map(nodes.map((n) => [n.id, n.file_path]));
-  const small = [...groups.entries()].filter(([c, ids]) => c === -1 || ids.length < MIN_COMMUNITY);
-  for (const [, ids] of small) {
-    const votes = new Map<number, number>();
-    const own = assign.get(ids[0]);
-    for (const id of ids) {
-      if (g.hasNode(id)) {
-        g.forEachNeighbor(id, (nb: string, attr: Record<string, unknown>) => {
-          const c = assign.get(nb)!;
-          if (c !== own) votes.set(c, (votes.get(c) ?? 0) + ((attr.weight as number) ?? 1));
-        });
-      }
-      for (const other of byFile.get(fileOf.get(id) ?? "") ?? []) {
-        const c = assign.get(other)!;
-        if (c !== own && (groups.get(c)?.length ?? 0) >= MIN_COMMUNITY) votes.set(c, (votes.get(c) ?? 0) + 0.2);
-      }
-    }
-    const best = [...votes.entries()].filter(([c]) => (groups.get(c)?.length ?? 0) + ids.length <= cap).sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
-    if (best) {
-      for (const id of ids) assign.set(id, best[0]);
-      groups.get(best[0])?.push(...ids);
-    }
-  }
+  const assign = foldSmall(g, nodes, raw, cap);
 
   // Renumber by size (largest first) so ids are stable for the same graph and readable.
   const sizes = new Map<number, number>();
-  for (const c of assign.values()) sizes.set(c, (sizes.get(c) ?? 0) + 1);
+  for (const c of assign) sizes.set(c, (sizes.get(c) ?? 0) + 1);
   const order = [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([c]) => c);
   const renum = new Map(order.map((c, i) => [c, i]));
+  const community = new Int32Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) community[i] = renum.get(assign[i])!;
   const communityOf = new Map<string, number>();
-  for (const [id, c] of assign) communityOf.set(id, renum.get(c)!);
   const degree = new Map<string, number>();
-  g.forEachNode((id: string) => degree.set(id, g.degree(id)));
-  return { communityOf, communities: nameCommunities(nodes, degree, communityOf, isTest) };
+  for (const [i, id] of ids.entries()) {
+    communityOf.set(id, community[i]);
+    degree.set(id, g.degree(i));
+  }
+  return { community, communities: nameCommunities(nodes, degree, communityOf, isTest) };
+}
+
+/**
+ * Folds communities too small to mean anything into the neighbour community they touch most,
+ * falling back to the community holding most of their file. Returns each node's community.
+ */
+function foldSmall(g: WeightedGraph, nodes: CommunityNode[], raw: Int32Array, cap: number): Int32Array {
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < nodes.length; i++) {
+    const l = groups.get(raw[i]) ?? [];
+    l.push(i);
+    groups.set(raw[i], l);
+  }
+  const assign = raw.slice();
+  const byFile = new Map<string, number[]>();
+  for (const [i, n] of nodes.entries()) {
+    const l = byFile.get(n.file_path) ?? [];
+    l.push(i);
+    byFile.set(n.file_path, l);
+  }
+  const small = [...groups.entries()].filter(([c, members]) => c === -1 || members.length < MIN_COMMUNITY);
+  for (const [, members] of small) {
+    const votes = new Map<number, number>();
+    const own = assign[members[0]];
+    for (const i of members) {
+      // Each neighbour counts 1, whatever its edge's weight (so it always has).
+      for (const nb of g.neighbours(i)) {
+        const c = assign[nb];
+        if (c !== own) votes.set(c, (votes.get(c) ?? 0) + 1);
+      }
+      for (const other of byFile.get(nodes[i].file_path)!) {
+        const c = assign[other];
+        if (c !== own && (groups.get(c)?.length ?? 0) >= MIN_COMMUNITY) votes.set(c, (votes.get(c) ?? 0) + 0.2);
+      }
+    }
+    const best = [...votes.entries()].filter(([c]) => (groups.get(c)?.length ?? 0) + members.length <= cap).sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+    if (best) {
+      for (const i of members) assign[i] = best[0];
+      groups.get(best[0])?.push(...members);
+    }
+  }
+  return assign;
 }
 
 /**
  * Splits every community above `cap` nodes (in `raw`, in place): first by modularity within it at
  * a finer resolution, and where the code does not come apart (one dense package), by directory.
  */
-function splitOversized(g: UndirectedGraph, nodes: CommunityNode[], raw: Record<string, number>, cap: number): void {
+function splitOversized(g: WeightedGraph, nodes: CommunityNode[], raw: Int32Array, cap: number): void {
   if (!Number.isFinite(cap)) return;
   let next = 0;
-  for (const c of Object.values(raw)) next = Math.max(next, c + 1);
-  const fileOf = new Map(nodes.map((n) => [n.id, n.file_path]));
+  for (const c of raw) next = Math.max(next, c + 1);
   const stuck = new Set<number>();
+  /** Position of a node in the community being split, -1 outside it. */
+  const local = new Int32Array(nodes.length).fill(-1);
   for (let round = 0; round < 8; round++) {
-    const members = new Map<number, string[]>();
-    for (const n of nodes) {
-      const c = raw[n.id];
-      if (c !== undefined) (members.get(c) ?? members.set(c, []).get(c)!).push(n.id);
+    const members = new Map<number, number[]>();
+    for (let i = 0; i < nodes.length; i++) {
+      const c = raw[i];
+      if (c !== -1) (members.get(c) ?? members.set(c, []).get(c)!).push(i);
     }
     const over = [...members.entries()].filter(([c, ids]) => ids.length > cap && !stuck.has(c));
     if (over.length === 0) return;
     for (const [, ids] of over) {
-      const sub = new UndirectedGraph({ allowSelfLoops: false });
-      for (const id of ids) sub.addNode(id);
-      for (const id of ids) {
-        g.forEachNeighbor(id, (nb: string, attr: Record<string, unknown>) => {
-          if (id < nb && sub.hasNode(nb)) sub.addEdge(id, nb, { weight: attr.weight });
-        });
-      }
-      const parts: Record<string, number> = sub.size > 0 ? louvain(sub, { getEdgeWeight: "weight", rng: seededRandom(42 + round), resolution: 1 + round * 0.5 }) : {};
-      const distinct = new Set(ids.map((id) => parts[id] ?? -1));
+      const parts = subCommunities(g, nodes, ids, local, round);
+      const distinct = new Set(parts);
       const byKey = new Map<string, number>();
       if (distinct.size > 1) {
-        for (const id of ids) raw[id] = next + (parts[id] ?? -1) + 1;
-        next += Math.max(...distinct) + 2;
+        let most = -1;
+        for (const [k, i] of ids.entries()) {
+          raw[i] = next + parts[k] + 1;
+          most = Math.max(most, parts[k]);
+        }
+        next += most + 2;
       } else {
         // One dense block: its files' directories, one level below what they share, grouped.
-        const dirs = ids.map((id) => path.posix.dirname(fileOf.get(id) ?? ""));
+        const dirs = ids.map((i) => path.posix.dirname(nodes[i].file_path));
         const common = commonPrefix(dirs);
-        for (const [i, id] of ids.entries()) {
-          const key = dirs[i].slice(common.length).split("/").filter(Boolean)[0] ?? fileOf.get(id) ?? "";
+        for (const [k, i] of ids.entries()) {
+          const key = dirs[k].slice(common.length).split("/").filter(Boolean)[0] ?? nodes[i].file_path;
           if (!byKey.has(key)) byKey.set(key, next++);
-          raw[id] = byKey.get(key)!;
+          raw[i] = byKey.get(key)!;
         }
         if (byKey.size === 1) stuck.add(raw[ids[0]]); // one directory and file: nothing left to split by
       }
     }
   }
+}
+
+/**
+ * Louvain within the community `ids` at round `round`'s finer resolution: each member's part, -1
+ * for all when its members share no edge. Every edge inside weighs 1 (so it always has).
+ */
+function subCommunities(g: WeightedGraph, nodes: CommunityNode[], ids: number[], local: Int32Array, round: number): Int32Array {
+  for (const [k, i] of ids.entries()) local[i] = k;
+  const src: number[] = [];
+  const dst: number[] = [];
+  // Each edge once, from its endpoint whose id sorts first, in the order graphology walked them.
+  for (const [k, i] of ids.entries()) {
+    for (const nb of g.neighbours(i)) {
+      if (local[nb] !== -1 && nodes[i].id < nodes[nb].id) {
+        src.push(k);
+        dst.push(local[nb]);
+      }
+    }
+  }
+  for (const i of ids) local[i] = -1;
+  if (src.length === 0) return new Int32Array(ids.length).fill(-1);
+  const sub = new WeightedGraph(ids.length, Int32Array.from(src), Int32Array.from(dst), undefined);
+  return sub.louvain(seededRandom(42 + round), 1 + round * 0.5);
 }
 
 function commonPrefix(dirs: string[]): string {
@@ -179,13 +225,12 @@ export function nameCommunities(nodes: CommunityNode[], degree: Map<string, numb
     for (const n of named) fileCounts.set(n.file_path, (fileCounts.get(n.file_path) ?? 0) + 1);
     const files = [...fileCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([f]) => f);
     const dirs = mainDirs(fileCounts);
-    const central = (code.length ? code : [])
+    const ranked = (code.length ? code : [])
       .filter((n) => n.type !== "module")
       .map((n) => ({ n, deg: degree.get(n.id) ?? 0, cls: n.type === "class" || n.type === "struct" || n.type === "interface" ? 1 : 0 }))
-      .sort((a, b) => b.cls - a.cls || b.deg - a.deg || (a.n.name < b.n.name ? -1 : 1))
-      .map((x) => x.n.name)
-      .filter((name, i, all) => all.indexOf(name) === i)
-      .slice(0, 4);
+      .sort((a, b) => b.cls - a.cls || b.deg - a.deg || (a.n.name < b.n.name ? -1 : 1));
+    // The first four distinct names (an indexOf per name was quadratic in a community's size).
+    const central = [...new Set(ranked.map((x) => x.n.name))].slice(0, 4);
     const where = dirs.join(", ") + (code.length ? "" : " (tests)");
     const name = `${where}${central.length ? ` · ${central.slice(0, 3).join(", ")}` : ""}`;
     const topFiles = files.slice(0, 3).map((f) => path.posix.basename(f));

@@ -5,11 +5,6 @@ import { contentWords, stem } from "../text.js";
 
 const MAGIC = "codemem-word-vectors-1";
 
-/**
- * Trained word vectors (scripts/train-embedder.mjs): a text is the SIF-weighted sum of the
- * vectors of its word stems, normalised. Stored gzipped: a JSON header line, the words one per
- * line, then per word its SIF weight and row scale (float32) and its int8 row.
- */
 /** Short digest of a shipped file's bytes: the version an embedder's id names. */
 export function digest(raw: Buffer): string {
   return createHash("sha1").update(raw).digest("hex").slice(0, 8);
@@ -20,6 +15,11 @@ export function headOf(raw: Buffer): Buffer {
   return zlib.gunzipSync(raw.subarray(0, 4096), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
 }
 
+/**
+ * Trained word vectors (scripts/train-embedder.mjs): a text is the SIF-weighted sum of the
+ * vectors of its word stems, normalised. Stored gzipped: a JSON header line, the words one per
+ * line, then per word its SIF weight and row scale (float32) and its int8 row.
+ */
 export class WordVectors {
   private constructor(
     /** Short digest of the file: vectors from another training are another embedder. */

@@ -1,8 +1,8 @@
 import { parentPort } from "node:worker_threads";
 import { deflateText, extractJob, pack, textJob, type Packed } from "../store/deflate-thread.js";
 import { docKey, fileWordsOf, prepareDocs, type PreparedDoc } from "./documents.js";
-import { BuiltinEmbedder } from "./embed/builtin.js";
-import { TrainedEmbedder } from "./embed/trained.js";
+import { BuiltinEmbedder, builtinEmbedderId } from "./embed/builtin.js";
+import { TrainedEmbedder, trainedEmbedderId } from "./embed/trained.js";
 import { Extractor, tokenCounter } from "./extract.js";
 import { languageById } from "./languages/registry.js";
 import { leanExtract } from "./resolve.js";
@@ -11,13 +11,19 @@ import type { FileExtract, LanguageId } from "./types.js";
 const extractor = new Extractor();
 let builtin: BuiltinEmbedder | undefined;
 let trained: TrainedEmbedder | undefined;
+const ids: { builtin?: string; trained?: string } = {};
 
 /** Documents are prepared only with the embedder the build uses: the built-in or trained one, of this very version. */
 function embedderFor(id: string | undefined): BuiltinEmbedder | TrainedEmbedder | undefined {
-  let e: BuiltinEmbedder | TrainedEmbedder | undefined;
-  if (id?.startsWith("builtin-")) e = builtin ??= new BuiltinEmbedder();
-  else if (id?.startsWith("trained-")) e = trained ??= new TrainedEmbedder();
-  return e?.id === id ? e : undefined;
+  if (!isOurs(id)) return undefined;
+  return id!.startsWith("builtin-") ? (builtin ??= new BuiltinEmbedder()) : (trained ??= new TrainedEmbedder());
+}
+
+/** Whether `id` is the built-in or trained embedder of this very version, read from their files' digests: a light build's documents need no vectors loaded. */
+function isOurs(id: string | undefined): boolean {
+  if (id?.startsWith("builtin-")) return id === (ids.builtin ??= builtinEmbedderId());
+  if (id?.startsWith("trained-")) return id === (ids.trained ??= trainedEmbedderId());
+  return false;
 }
 
 /** A file to parse; with `light`, its tokens and vectors are left for the build's fill (after it is answerable). */
@@ -60,9 +66,9 @@ parentPort!.on("message", async (msg: ParseMsg | FillMsg) => {
       return parentPort!.postMessage({ id: msg.id, filled: { tokens, vectors } }, (vectors ?? []).map((v) => v.buffer as ArrayBuffer));
     }
     const extract = await extractor.extract(msg.path, msg.source, languageById(msg.language), { countTokens: !msg.light });
-    const embedder = embedderFor(msg.embedder);
-    if (!embedder) return parentPort!.postMessage({ id: msg.id, extract });
-    const docs: [string, PreparedDoc][] = [...prepareDocs(extract, msg.light ? undefined : (t) => embedder.embedOne(t))];
+    if (!isOurs(msg.embedder)) return parentPort!.postMessage({ id: msg.id, extract });
+    const embedder = msg.light ? undefined : embedderFor(msg.embedder)!;
+    const docs: [string, PreparedDoc][] = [...prepareDocs(extract, embedder && ((t) => embedder.embedOne(t)))];
     const stored = msg.stored ? storeForm(extract, docs) : undefined;
     const moved = [...docs.flatMap(([, d]) => (d.vector ? [d.vector.buffer as ArrayBuffer] : [])), ...(stored ? [stored.bytes.buffer as ArrayBuffer, stored.ends.buffer as ArrayBuffer] : [])];
     parentPort!.postMessage({ id: msg.id, extract, docs, fileWords: fileWordsOf(msg.source), stored }, moved);

@@ -62,6 +62,8 @@ const rank = (b: Binding) => (b.type ? 2 : b.value !== undefined ? 1 : 0);
 /** The bindings of a file's definitions (-1: the file), and how a receiver reads through them. */
 export class Scopes {
   private readonly byOwner = new Map<number, Binding[]>();
+  /** The same bindings by owner and name, in the order added: a lookup reads a name's bindings, not all of a large function's. */
+  private readonly byName = new Map<number, Map<string, Binding[]>>();
 
   constructor(
     private readonly defs: RawDef[],
@@ -74,6 +76,11 @@ export class Scopes {
     let list = this.byOwner.get(owner);
     if (!list) this.byOwner.set(owner, (list = []));
     list.push(b);
+    let names = this.byName.get(owner);
+    if (!names) this.byName.set(owner, (names = new Map()));
+    const same = names.get(b.name);
+    if (same) same.push(b);
+    else names.set(b.name, [b]);
   }
 
   /** Fields go to the type declaring them: `this.x`/`self.x` in a method to the method's type, a class body's typed names to the class. */
@@ -114,7 +121,7 @@ export class Scopes {
   /** Whether a bare call's name is bound by the caller or a definition enclosing it (the file's own names are not: they are the project's). */
   shadows(caller: number, name: string): boolean {
     for (let i = caller; i >= 0; i = this.defs[i].parent) {
-      if (!this.isType(this.defs[i]) && this.byOwner.get(i)?.some((b) => b.name === name && !b.field)) return true;
+      if (!this.isType(this.defs[i]) && this.byName.get(i)?.get(name)?.some((b) => !b.field)) return true;
     }
     return false;
   }
@@ -144,8 +151,8 @@ export class Scopes {
   private binding(caller: number, name: string, pos: number): Binding | undefined {
     for (let i = caller; ; i = this.defs[i].parent) {
       let best: Binding | undefined;
-      for (const b of this.byOwner.get(i) ?? []) {
-        if (b.name !== name || b.field || b.start > pos) continue;
+      for (const b of this.byName.get(i)?.get(name) ?? []) {
+        if (b.field || b.start > pos) continue;
         // At one position a declared type (`c := in.(*Command)`, `x: T = v`) wins over a value, a value over a bare name.
         if (!best || b.start > best.start || (b.start === best.start && rank(b) > rank(best))) best = b;
       }

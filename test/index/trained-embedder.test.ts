@@ -5,8 +5,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
-import { BuiltinEmbedder } from "../../dist/daemon/index/embed/builtin.js";
-import { MODEL_FILE, TrainedEmbedder } from "../../dist/daemon/index/embed/trained.js";
+import { BuiltinEmbedder, builtinEmbedderId } from "../../dist/daemon/index/embed/builtin.js";
+import { MODEL_FILE, TrainedEmbedder, trainedEmbedderId } from "../../dist/daemon/index/embed/trained.js";
 import { expectCode } from "../helpers.js";
 
 const repo = path.resolve(import.meta.dirname, "../..");
@@ -24,6 +24,9 @@ describe("the trained embedder (codemem's own code-search model)", () => {
     const builtin = new BuiltinEmbedder();
     expect(e.id).toBe(`trained-code-${digest}-${builtin.id.slice("builtin-code-".length, builtin.id.lastIndexOf(":"))}:${e.dim}`);
     expect(e.dim).toBe(builtin.dim + 128);
+    // A parse worker of a light build checks the build's embedder by these ids, its vectors unloaded.
+    expect(trainedEmbedderId()).toBe(e.id);
+    expect(builtinEmbedderId()).toBe(builtin.id);
     const [a, b] = await e.embed(["func TakeUntil(notifier Observable) Observable", "func TakeUntil(notifier Observable) Observable"]);
     expect(a.length).toBe(e.dim);
     expect(norm(a)).toBeCloseTo(1, 5);

@@ -21,6 +21,27 @@ export function shippedFile(name: string): string | undefined {
 
 const VECTORS_FILE = shippedFile("code-words.bin");
 
+function vectorsFile(): string {
+  if (!VECTORS_FILE) {
+    throw new CodememError("EMBEDDER_LOAD_FAILED", "The built-in embedder's word vectors (daemon/index/embed/code-words.bin) are missing from this installation; reinstall codemem.");
+  }
+  return VECTORS_FILE;
+}
+
+/**
+ * The id names everything the vectors depend on: an index built under other word vectors or
+ * concept groups is re-embedded by the next build (isBuiltinUpgrade).
+ */
+function builtinId(version: string, wordDim: number): string {
+  return `builtin-code-${version}-${CONCEPTS_VERSION}:${HASH_DIM + wordDim}`;
+}
+
+/** The built-in embedder's id read from its file's digest and width alone: a parse worker that makes no vectors checks a build's embedder without loading them (137 ms and a word table per worker). */
+export function builtinEmbedderId(): string {
+  const { version, dim } = WordVectors.describe(vectorsFile());
+  return builtinId(version, dim);
+}
+
 /**
  * The default embedder: deterministic and offline. A text's vector joins two parts, so that its
  * cosine is a weighted sum of two similarities: hashed lexical features (word stems, synonym
@@ -34,14 +55,9 @@ export class BuiltinEmbedder implements Embedder {
   private readonly words: WordVectors;
 
   constructor() {
-    if (!VECTORS_FILE) {
-      throw new CodememError("EMBEDDER_LOAD_FAILED", "The built-in embedder's word vectors (daemon/index/embed/code-words.bin) are missing from this installation; reinstall codemem.");
-    }
-    this.words = WordVectors.load(VECTORS_FILE);
+    this.words = WordVectors.load(vectorsFile());
     this.dim = HASH_DIM + this.words.dim;
-    // The id names everything the vectors depend on: an index built under other word vectors or
-    // concept groups is re-embedded by the next build (isBuiltinUpgrade).
-    this.id = `builtin-code-${this.words.version}-${CONCEPTS_VERSION}:${this.dim}`;
+    this.id = builtinId(this.words.version, this.words.dim);
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {

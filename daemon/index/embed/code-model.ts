@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import zlib from "node:zlib";
 import { CodememError } from "../../../shared/errors.js";
 import { contentWords, stem } from "../text.js";
-import { normalize } from "./word-vectors.js";
+import { digest, headOf, normalize } from "./word-vectors.js";
 
 const MAGIC = "codemem-code-model-1";
 
@@ -35,21 +34,7 @@ export class CodeModel {
   ) {}
 
   static load(file: string): CodeModel {
-    let raw: Buffer, buf: Buffer;
-    try {
-      raw = fs.readFileSync(file);
-      buf = zlib.gunzipSync(raw);
-    } catch (err) {
-      throw new CodememError("EMBEDDER_LOAD_FAILED", `The code-search model ${file} cannot be read: ${(err as Error).message}`);
-    }
-    const version = createHash("sha1").update(raw).digest("hex").slice(0, 8);
-    const headerEnd = buf.indexOf(10);
-    let header: { magic?: string; dim: number; hidden: number; count: number; wordsBytes: number };
-    try {
-      header = JSON.parse(buf.subarray(0, headerEnd).toString("utf8"));
-    } catch {
-      header = { dim: 0, hidden: 0, count: 0, wordsBytes: 0 };
-    }
+    const { version, buf, headerEnd, header } = CodeModel.read(file);
     const { dim, hidden, count } = header;
     const expected = headerEnd + 1 + header.wordsBytes + 8 * count + count * dim + 4 * 2 * (2 * dim * hidden + hidden + dim);
     if (header.magic !== MAGIC || buf.length !== expected) {
@@ -71,6 +56,32 @@ export class CodeModel {
     const query = side();
     const code = side();
     return new CodeModel(version, dim, hidden, new Map(pieces.map((p, i) => [p, i])), gate, scale, rows, { query, code });
+  }
+
+  /** The file's version and width, its tables left unread (what an embedder's id names). */
+  static describe(file: string): { version: string; dim: number } {
+    const { version, header } = CodeModel.read(file, true);
+    return { version, dim: header.dim };
+  }
+
+  /** The file's bytes inflated (only their start with `head`: its header line). */
+  private static read(file: string, head = false) {
+    let raw: Buffer, buf: Buffer;
+    try {
+      raw = fs.readFileSync(file);
+      buf = head ? headOf(raw) : zlib.gunzipSync(raw);
+    } catch (err) {
+      throw new CodememError("EMBEDDER_LOAD_FAILED", `The code-search model ${file} cannot be read: ${(err as Error).message}`);
+    }
+    return { version: digest(raw), buf, headerEnd: buf.indexOf(10), header: CodeModel.header(buf) };
+  }
+
+  private static header(buf: Buffer): { magic?: string; dim: number; hidden: number; count: number; wordsBytes: number } {
+    try {
+      return JSON.parse(buf.subarray(0, buf.indexOf(10)).toString("utf8"));
+    } catch {
+      return { dim: 0, hidden: 0, count: 0, wordsBytes: 0 };
+    }
   }
 
   /** The unit vector of a text on one side; `weight` (questions) scales each stem's pieces. */

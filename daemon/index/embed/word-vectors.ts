@@ -5,6 +5,16 @@ import { contentWords, stem } from "../text.js";
 
 const MAGIC = "codemem-word-vectors-1";
 
+/** Short digest of a shipped file's bytes: the version an embedder's id names. */
+export function digest(raw: Buffer): string {
+  return createHash("sha1").update(raw).digest("hex").slice(0, 8);
+}
+
+/** The start of a gzipped file inflated (its first 4 KB of compressed bytes): enough for its header line, without inflating all of it. */
+export function headOf(raw: Buffer): Buffer {
+  return zlib.gunzipSync(raw.subarray(0, 4096), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+}
+
 /**
  * Trained word vectors (scripts/train-embedder.mjs): a text is the SIF-weighted sum of the
  * vectors of its word stems, normalised. Stored gzipped: a JSON header line, the words one per
@@ -26,12 +36,7 @@ export class WordVectors {
   private readonly rows = new Map<number, Float32Array>();
 
   static load(file: string): WordVectors {
-    const raw = fs.readFileSync(file);
-    const version = createHash("sha1").update(raw).digest("hex").slice(0, 8);
-    const buf = zlib.gunzipSync(raw);
-    const headerEnd = buf.indexOf(10);
-    const header = JSON.parse(buf.subarray(0, headerEnd).toString("utf8")) as { magic: string; dim: number; count: number; wordsBytes: number };
-    if (header.magic !== MAGIC) throw new Error(`${file} is not a codemem word-vector file`);
+    const { version, buf, headerEnd, header } = WordVectors.read(file);
     const { dim, count } = header;
     let o = headerEnd + 1;
     const words = buf.subarray(o, o + header.wordsBytes).toString("utf8").split("\n");
@@ -40,6 +45,24 @@ export class WordVectors {
     o += 8 * count;
     const q = new Int8Array(buf.buffer.slice(buf.byteOffset + o, buf.byteOffset + o + count * dim));
     return new WordVectors(version, dim, new Map(words.map((w, i) => [w, i])), floats.subarray(0, count), q, floats.subarray(count));
+  }
+
+  /** The file's version and width, its words and rows left unread into tables (what an embedder's id names). */
+  static describe(file: string): { version: string; dim: number } {
+    const raw = fs.readFileSync(file);
+    return { version: digest(raw), dim: WordVectors.header(headOf(raw), file).dim };
+  }
+
+  private static read(file: string) {
+    const raw = fs.readFileSync(file);
+    const buf = zlib.gunzipSync(raw);
+    return { version: digest(raw), buf, headerEnd: buf.indexOf(10), header: WordVectors.header(buf, file) };
+  }
+
+  private static header(buf: Buffer, file: string): { magic: string; dim: number; count: number; wordsBytes: number } {
+    const header = JSON.parse(buf.subarray(0, buf.indexOf(10)).toString("utf8")) as { magic: string; dim: number; count: number; wordsBytes: number };
+    if (header.magic !== MAGIC) throw new Error(`${file} is not a codemem word-vector file`);
+    return header;
   }
 
   vector(text: string, weight?: (stem: string) => number): Float32Array {

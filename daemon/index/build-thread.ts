@@ -17,6 +17,15 @@ import { createEmbedder } from "./embed/select.js";
 const port = parentPort
   ? { postMessage: (m: FromThread) => parentPort!.postMessage(m), on: (fn: (m: ToThread) => void) => void parentPort!.on("message", fn) }
   : { postMessage: (m: FromThread) => void process.send!(m), on: (fn: (m: ToThread) => void) => void process.on("message", fn) };
+
+/** Posts `m`; settles once it has left (a process's channel writes as the event loop turns, a thread's port at once). */
+function deliver(m: FromThread): Promise<void> {
+  if (parentPort) {
+    parentPort.postMessage(m);
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => void process.send!(m, undefined, {}, () => resolve()));
+}
 const apart = !parentPort;
 // A process whose daemon is gone has no one to build for (its index is written in one final transaction).
 if (apart) process.on("disconnect", () => process.exit(0));
@@ -94,7 +103,7 @@ async function handle(m: ToThread): Promise<void> {
   }
   configureLog({ debug: m.cfg.debug, component: "daemon" });
   if (!builder) {
-    builder = new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread);
+    builder = new LocalBuilder(m.cfg.build.workers, embedderFor, writeGraphInThread, !apart);
     // A process exits after its build: clustering is done in it, not left for the background.
     if (!apart) builder.onBackground = (result) => port.postMessage({ type: "background", result } satisfies FromThread);
     builder.onFilled = (result) => port.postMessage({ type: "filled", result } satisfies FromThread);
@@ -105,6 +114,9 @@ async function handle(m: ToThread): Promise<void> {
   }
   current = m.id;
   let heavy = true;
+  // The fill this build may leave starts once its answer has left (a failed build's at once).
+  let answered!: () => void;
+  builder.answerDelivered(new Promise<void>((resolve) => (answered = resolve)));
   try {
     const mayWrite = () =>
       new Promise<boolean>((resolve) => {
@@ -116,11 +128,12 @@ async function handle(m: ToThread): Promise<void> {
       });
     const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread), mayWrite);
     heavy = !!m.req.warm || result.files_changed + result.files_removed >= HEAVY_BUILD_FILES;
-    port.postMessage({ type: "done", id: m.id, result } satisfies FromThread);
+    void deliver({ type: "done", id: m.id, result } satisfies FromThread).finally(answered);
     if (apart && result.filling?.length) yieldToAnswers();
   } catch (err) {
     const e = asCodememError(err);
     port.postMessage({ type: "failed", id: m.id, error: { code: e.code, message: e.message, details: e.details } } satisfies FromThread);
+    answered();
   } finally {
     current = undefined;
     if (heavy) collectWhenIdle();

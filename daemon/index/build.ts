@@ -109,6 +109,12 @@ export interface BuildOptions {
   fill?: (job: () => Promise<BuildResult>) => void;
   /** Stops a fill between its parts (the daemon stops): what it wrote stays, and the next build resumes it. */
   fillStop?: AbortSignal;
+  /**
+   * Called as the fill starts (the build's extracts and graph are garbage then) and again once it has
+   * made its work and let go of the build's nodes: a process that exits after its build collects its
+   * garbage there (Go's src: 900 MB → 320 MB), not whenever V8 gets to it.
+   */
+  fillReleased?: () => void;
 }
 
 /** What a whole-tree build writes after it is answerable (meta `filling` until then). */
@@ -445,16 +451,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
       if (resume) return await resumeFill(answerable);
       if (!deferred) return answerable;
-      // What the fill needs, and no more: the nodes and the parsed sources, made into its work (the
-      // nodes' embedding texts, 1 s at Go's src) once the build has answered, then let go.
-      let fillInput: { delta: typeof delta; sources: Map<string, string> } | undefined = { delta, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) };
-      // graph.json first: once `stats` shows nothing filling, it is written too.
-      opts.fill!(async () => {
-        const work = buildFill(fillInput!.delta, fillInput!.sources, rows);
-        fillInput = undefined;
-        await graphWritten(cfg, write!);
-        return fillIndex(cfg, { embedder, pool, work, rows, answerable, t0, stop: opts.fillStop });
-      });
+      scheduleFill(opts.fill!, cfg, write!, { delta, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) }, { embedder, pool, rows, answerable, t0, stop: opts.fillStop }, opts.fillReleased);
       return { ...answerable, filling: [...FILLING, "graph.json"] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -730,6 +727,33 @@ function diffEdgeLists(before: GraphEdge[], after: GraphEdge[]): { edgesAdded: G
 /** The communities the index holds, for a build without warm state. */
 async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<string, number>; communities: GraphCommunity[] }> {
   return { communityOf: new Map((await store.catalog()).map((n) => [n.id, n.community])), communities: await store.communities() };
+}
+
+/**
+ * Hands a whole-tree build's fill to `fill`: graph.json first (once `stats` shows nothing filling, it
+ * is written too), then the vectors and token counts. The job is made here, outside buildIndex, so
+ * it holds what the fill needs and no more: none of the build's extracts, sources and graph, which a
+ * closure made in buildIndex kept alive through the fill (Go's src: the build's process at 741 MB
+ * when it answered, 1,060 MB while writing graph.json). The nodes and sources become the fill's work
+ * (the nodes' embedding texts, 1 s at Go's src) once the build has answered, then are let go.
+ */
+function scheduleFill(
+  fill: NonNullable<BuildOptions["fill"]>,
+  cfg: ResolvedConfig,
+  write: () => Promise<void>,
+  input: { delta: BuildDelta["nodes"]; sources: Map<string, string> },
+  a: Omit<Parameters<typeof fillIndex>[1], "work">,
+  released?: () => void,
+): void {
+  let held: typeof input | undefined = input;
+  fill(async () => {
+    released?.();
+    const work = buildFill(held!.delta, held!.sources, a.rows ?? new Map());
+    held = undefined;
+    released?.();
+    await graphWritten(cfg, write);
+    return fillIndex(cfg, { ...a, work });
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import type { ResolvedConfig } from "../../shared/config.js";
 import { CodememError, type ErrorCode } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
+import { collectNow } from "../../shared/memory.js";
 import { threadReply } from "../thread-reply.js";
 import { stateDirs } from "../../shared/paths.js";
 import type { BuildCache, BuildProgress, BuildResult } from "./build.js";
@@ -90,6 +91,8 @@ export class LocalBuilder implements Builder {
     private readonly workers: number,
     private readonly embedder: (cfg: ResolvedConfig) => Promise<Embedder>,
     private readonly writeGraph?: typeof writeGraphFile,
+    /** A process that builds once and exits keeps no warm state: the graph it resolved is let go before its fill. */
+    private readonly keepsWarmState = true,
   ) {}
 
   /** `mayWrite`: see BuildOptions (the build thread asks the daemon). */
@@ -127,13 +130,14 @@ export class LocalBuilder implements Builder {
         check: req.check,
         embedder: await this.embedder(cfg),
         pool: this.pool,
-        cache: this.cache,
+        cache: this.keepsWarmState ? this.cache : undefined,
         onProgress,
         deferGraphFile: req.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
         // Where someone listens for background changes (the daemon), clustering waits for a quiet moment.
         deferRecluster: !!this.onBackground,
         fill: (job) => this.fill(job),
         fillStop: this.fillStop.signal,
+        fillReleased: this.keepsWarmState ? undefined : () => collectNow(false),
       });
       if (result.recluster_due) this.scheduleRecluster(cfg);
       return result;
@@ -157,7 +161,8 @@ export class LocalBuilder implements Builder {
    * answerable and marked `filling`, with the parts it wrote: the next build fills the rest.
    */
   private fill(job: () => Promise<BuildResult>): void {
-    const run = this.chain.then(job).then(
+    const delivered = this.delivered;
+    const run = this.chain.then(() => delivered).then(job).then(
       (result) => this.onFilled?.(result),
       (err: Error) => {
         this.cache = {};
@@ -166,6 +171,18 @@ export class LocalBuilder implements Builder {
       },
     );
     this.chain = run;
+  }
+
+  /** Settles once the build's answer has left for the daemon (`answerDelivered`). */
+  private delivered?: Promise<void>;
+
+  /**
+   * The fill of the build about to run starts once `delivered` settles: a process's answer to the
+   * daemon (Go's src: 380 KB) is written as its event loop turns, which the fill's first, synchronous
+   * steps held back 6 s.
+   */
+  answerDelivered(delivered: Promise<void>): void {
+    this.delivered = delivered;
   }
 
   private readonly fillStop = new AbortController();

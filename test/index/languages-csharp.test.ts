@@ -100,6 +100,46 @@ describe("C# (Json.NET BSON)", () => {
     expect(node(`${file}::InvokeOnSerializing`)).toBeUndefined();
   });
 
+  it("keeps a /// comment above #if lines as the documentation of the declaration below them", async () => {
+    // The #else-if split makes the file's #if lines blanked; the doc comment and the property are then lines apart.
+    const { node } = await builtProject({
+      "Options.cs": [
+        "namespace Demo;",
+        "",
+        "public class Options",
+        "{",
+        "    private int _max;",
+        "",
+        "    /// <summary>",
+        "    /// The most redirects followed.",
+        "    /// </summary>",
+        "#if NET",
+        '    [UnsupportedOSPlatform("browser")]',
+        "#endif",
+        "    public int MaxRedirects { get => _max; set { Check(value); _max = value; } }",
+        "",
+        "    private static void Check(int value)",
+        "    {",
+        "        if (value < 0) { throw new ArgumentOutOfRangeException(nameof(value)); }",
+        "#if NET",
+        "        else if (value > 100) { throw new ArgumentOutOfRangeException(nameof(value)); }",
+        "#endif",
+        "        else { }",
+        "    }",
+        "}",
+        "",
+      ].join("\n"),
+    });
+    expect(node("Options.cs::Options.MaxRedirects")).toMatchObject({ type: "method", docstring: "The most redirects followed." });
+  });
+
+  it("reads a file-based program's #: lines (#:package) as no code: the calls below them count", async () => {
+    const { edge } = await builtProject({
+      "app.cs": ["#:package Humanizer@2.14.1", "#:property LangVersion=preview", "", "var g = new Greeter();", 'g.Hi("world");', "", "class Greeter", "{", '    public void Hi(string name) => Console.WriteLine($"Hi {name}");', "}", ""].join("\n"),
+    });
+    expect(edge("app.cs", "app.cs::Greeter.Hi")).toBe(true);
+  });
+
   it("answers a question about it", async () => {
     const { engine, root } = await built();
     const r = await engine.search({ project_path: root, query: "write a BSON object id", limit: 5 });

@@ -28,6 +28,14 @@ describe("Shell (bats-core)", () => {
     expect(edge("lib/bats-core/tracing.bash::bats_print_stack_trace", "lib/bats-core/common.bash::bats_quote_code")).toBe(true);
   });
 
+  it("reads a file whose double-quoted eval strings hold a nested expansion (`\\${#${array}[@]}`)", async () => {
+    const { node } = await built();
+    // @vscode/tree-sitter-wasm's grammar read all of common.bash as one ERROR from there: its functions after it were lost.
+    for (const f of ["bats_append_arrays_as_args", "bats_format_file_line_reference", "bats_approx_realpath"]) {
+      expect(node(`lib/bats-core/common.bash::${f}`)).toMatchObject({ type: "function", parent: "lib/bats-core/common.bash" });
+    }
+  });
+
   it("answers a question about it", async () => {
     const { engine, root } = await built();
     const r = await engine.search({ project_path: root, query: "run tests in parallel with a semaphore", limit: 5 });

@@ -1,5 +1,7 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { builtFixture } from "./fixture.js";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * C# on real code: Json.NET 6.0.8's BSON writer (six files of Src/Newtonsoft.Json/Bson and Utilities/ValidationUtils.cs),
@@ -82,6 +84,60 @@ describe("C# (Json.NET BSON)", () => {
       expect(node(`${CONTRACT}.${m}`)).toMatchObject({ type: "method", parent: CONTRACT });
     }
     expect(node("Newtonsoft.Json/Serialization/JsonContract.cs::InvokeOnSerializing")).toBeUndefined();
+  });
+
+  it("reads C# 12 syntax in a file whose #if lines split a statement: its methods stay its class's", async () => {
+    // The #if lines are blanked only if the rest then parses: a grammar without C# 12 failed on the
+    // empty collection expression `[]` and kept the tree where `#if` broke the else-if chain (see above).
+    const file = "Serialization/JsonContract.cs";
+    const source = fs.readFileSync(path.join("test/fixtures/trees/csharp-newtonsoft-bson/Newtonsoft.Json", file), "utf8");
+    const at = source.indexOf("        internal void InvokeOnSerializing(");
+    const member = "        internal List<SerializationCallback> NoCallbacks() => [];\n\n";
+    const { node } = await builtProject({ [file]: source.slice(0, at) + member + source.slice(at) });
+    for (const m of ["JsonContract", "NoCallbacks", "InvokeOnSerializing", "InvokeOnDeserialized"]) {
+      expect(node(`${file}::JsonContract.${m}`)).toMatchObject({ type: "method", parent: `${file}::JsonContract` });
+    }
+    expect(node(`${file}::InvokeOnSerializing`)).toBeUndefined();
+  });
+
+  it("keeps a /// comment above #if lines as the documentation of the declaration below them", async () => {
+    // The #else-if split makes the file's #if lines blanked; the doc comment and the property are then lines apart.
+    const { node } = await builtProject({
+      "Options.cs": [
+        "namespace Demo;",
+        "",
+        "public class Options",
+        "{",
+        "    private int _max;",
+        "",
+        "    /// <summary>",
+        "    /// The most redirects followed.",
+        "    /// </summary>",
+        "#if NET",
+        '    [UnsupportedOSPlatform("browser")]',
+        "#endif",
+        "    public int MaxRedirects { get => _max; set { Check(value); _max = value; } }",
+        "",
+        "    private static void Check(int value)",
+        "    {",
+        "        if (value < 0) { throw new ArgumentOutOfRangeException(nameof(value)); }",
+        "#if NET",
+        "        else if (value > 100) { throw new ArgumentOutOfRangeException(nameof(value)); }",
+        "#endif",
+        "        else { }",
+        "    }",
+        "}",
+        "",
+      ].join("\n"),
+    });
+    expect(node("Options.cs::Options.MaxRedirects")).toMatchObject({ type: "method", docstring: "The most redirects followed." });
+  });
+
+  it("reads a file-based program's #: lines (#:package) as no code: the calls below them count", async () => {
+    const { edge } = await builtProject({
+      "app.cs": ["#:package Humanizer@2.14.1", "#:property LangVersion=preview", "", "var g = new Greeter();", 'g.Hi("world");', "", "class Greeter", "{", '    public void Hi(string name) => Console.WriteLine($"Hi {name}");', "}", ""].join("\n"),
+    });
+    expect(edge("app.cs", "app.cs::Greeter.Hi")).toBe(true);
   });
 
   it("answers a question about it", async () => {

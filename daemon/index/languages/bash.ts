@@ -55,7 +55,8 @@ export const bash: LanguageSpec = {
   id: "bash",
   extensions: [".sh", ".bash"],
   interpreters: ["sh", "bash", "dash", "ash", "ksh"],
-  grammar: "tree-sitter-bash.wasm",
+  // tree-sitter-bash 0.25.1, not @vscode/tree-sitter-wasm's: that one read all of a file holding "\${#${a}[@]}" as one ERROR.
+  grammar: "tree-sitter-bash/tree-sitter-bash.wasm",
   query: QUERY,
   // shellcheck directives above a function are not its documentation.
   docstring: (def) => leadingComment(def).split("\n").filter((l) => !/^shellcheck\s/.test(l)).join("\n").trim(),

@@ -120,6 +120,15 @@ export function toProjectPath(root: string, file: string): string {
   return rel.split(path.sep).join("/");
 }
 
+/** Directories two project paths share from the root (`a/b/x.py`, `a/b/c/y.py` → 2). */
+export function sharedDirs(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  let i = 0;
+  while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
+  return i;
+}
+
 /** Where project state lives. */
 export function stateDirs(root: string) {
   return {

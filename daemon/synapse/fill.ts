@@ -2,6 +2,7 @@
 // remaining places of synaptic_neighbors hold what a user expects to go with it otherwise: its test
 // by name (or the code its test is named after), then the files the project changes lately
 // (docs/synapses.md, "When the associations run out").
+import { sharedDirs } from "../../shared/paths.js";
 import { codeName, testedName, type TestClassifier } from "../index/test-code.js";
 
 /** Why a file is listed: learned associations, a test's name, or the project's latest commits. */
@@ -20,15 +21,9 @@ export function testPairs(seed: string, files: Iterable<string>, isTest: TestCla
     const pairs = tested !== undefined ? !isTest(f) && codeName(f) === tested : isTest(f) && testedName(f) === own;
     if (pairs) out.push(f);
   }
-  return out.sort((x, y) => sharedDir(seed, y) - sharedDir(seed, x) || (x < y ? -1 : x > y ? 1 : 0));
+  return out.sort((x, y) => sharedDirs(seed, y) - sharedDirs(seed, x) || (x < y ? -1 : x > y ? 1 : 0));
 }
 
-/** Length of the directory prefix two paths share. */
-function sharedDir(a: string, b: string): number {
-  let n = 0;
-  for (let i = 0; i < a.length && a[i] === b[i]; i++) if (a[i] === "/") n = i + 1;
-  return n;
-}
 
 /**
  * The files to list after `listed` up to `k`: the seeds' test pairs, then `recent` (the project's

@@ -1,6 +1,7 @@
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, LanguageId, NodeKind, RawImport } from "../types.js";
 import type { TsPaths } from "../ts-paths.js";
+import { sharedDirs } from "../../../shared/paths.js";
 
 /**
  * What a language's import resolution may ask about the project. Every question is recorded (see
@@ -210,17 +211,9 @@ export function bareTypeName(text: string): string {
 /** Of several candidate files, the one sharing the most directories with `from` (the first on a tie); [] for none. */
 export function nearestTo(from: string, files: string[]): string[] {
   if (files.length <= 1) return files;
-  return [files.reduce((best, f) => (sharedPrefix(f, from) > sharedPrefix(best, from) ? f : best))];
+  return [files.reduce((best, f) => (sharedDirs(f, from) > sharedDirs(best, from) ? f : best))];
 }
 
-/** Directories two paths share from the root. */
-function sharedPrefix(a: string, b: string): number {
-  const x = a.split("/");
-  const y = b.split("/");
-  let i = 0;
-  while (i < x.length - 1 && i < y.length - 1 && x[i] === y[i]) i++;
-  return i;
-}
 
 /** The files declaring an imported package (Kotlin, Scala); a project may hold a subtree of it: by suffix. */
 export function resolveByPackage(spec: string, _from: FileExtract, project: ProjectView): string[] {

@@ -338,22 +338,29 @@ function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tre
 
 function signatureOf(def: TSNode, source: string, whole = false): string {
   // Kotlin names no body field: its function_body (a block or `= expression`) ends the head.
-  let body = def.childForFieldName("body") ?? def.namedChildren.find((c) => c?.type === "function_body") ?? null;
+  // A property's accessors (C#'s `{ get => …; set { … } }`) are its body.
+  let body = def.childForFieldName("body") ?? def.childForFieldName("accessors") ?? def.namedChildren.find((c) => c?.type === "function_body") ?? null;
   if (!body && (def.type === "lexical_declaration" || def.type === "variable_declaration")) {
     body = def.namedChildren[0]?.childForFieldName("value")?.childForFieldName("body") ?? null;
   } else if (!body) {
     body = def.childForFieldName("value")?.childForFieldName("body") ?? null;
   }
+  // Attributes above a declaration (C#'s `[JsonProperty("x")]`, PHP's `#[Route]`) are no part of its head.
+  let start = def.startIndex;
+  for (const c of def.children) {
+    if (c?.type !== "attribute_list") break;
+    start = c.nextSibling?.startIndex ?? start;
+  }
   let text: string;
   // A comment between the head and the body (Ruby's `class Foo # why`, or doc comments inside) is no part of the signature.
   const comment = def.children.find((c) => c?.type === "comment" && (!body || c.startIndex < body.startIndex));
   // A definition whose body is beside it (bodyAfter), none inside, is all head.
-  if (whole && !body) text = source.slice(def.startIndex, def.endIndex);
-  else if (comment && comment.startIndex > def.startIndex && (!body || comment.startIndex < body.startIndex)) text = source.slice(def.startIndex, comment.startIndex);
-  else if (body && body.startIndex > def.startIndex) text = source.slice(def.startIndex, body.startIndex);
+  if (whole && !body) text = source.slice(start, def.endIndex);
+  else if (comment && comment.startIndex > start && (!body || comment.startIndex < body.startIndex)) text = source.slice(start, comment.startIndex);
+  else if (body && body.startIndex > start) text = source.slice(start, body.startIndex);
   else {
-    const nl = source.indexOf("\n", def.startIndex);
-    text = source.slice(def.startIndex, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
+    const nl = source.indexOf("\n", start);
+    text = source.slice(start, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
   // Scala's `def f(x: Int): Int = …` leaves its `=`.
   text = text.replace(/\s+/g, " ").trim().replace(/\s*[:{]$|\s*=>?$/, "").trim();

@@ -130,7 +130,8 @@ describe("C# (Json.NET BSON)", () => {
         "",
       ].join("\n"),
     });
-    expect(node("Options.cs::Options.MaxRedirects")).toMatchObject({ type: "method", docstring: "The most redirects followed." });
+    // The attribute above it is no part of its signature.
+    expect(node("Options.cs::Options.MaxRedirects")).toMatchObject({ type: "method", docstring: "The most redirects followed.", signature: "public int MaxRedirects" });
   });
 
   it("reads a file-based program's #: lines (#:package) as no code: the calls below them count", async () => {

@@ -6,7 +6,7 @@ import { CodememError, ERROR_CODES, type ErrorCode } from "../shared/errors.js";
 import { checkOwnState, openOwnAppend } from "../shared/own-files.js";
 import { fileStamp, resolveProjectRoot } from "../shared/paths.js";
 import { ndjsonReader, ndjsonWriter, type MessageWriter } from "./ndjson.js";
-import { checkSocketDir, daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
+import { checkSocketDir, DAEMON_STOP_MS, daemonFiles, isDaemonPid, pidAlive, readLockPid } from "./socket-path.js";
 
 export interface CallOptions {
   /** Per-call reply timeout; default 60 s, 30 min for `build` and `benchmark`. */
@@ -254,7 +254,7 @@ async function retire(conn: Connection, lock: string): Promise<void> {
   const pid = readLockPid(lock);
   await conn.request("shutdown", {}, 10_000, "api").catch(() => undefined);
   conn.close();
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + DAEMON_STOP_MS;
   while (pid !== undefined && isDaemonPid(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
@@ -378,7 +378,7 @@ export interface StopResult {
 /** Asks the daemon to shut down and waits for its process to exit (SIGKILL after timeoutMs). */
 export async function stopDaemon(root: string, opts: { timeoutMs?: number } = {}): Promise<StopResult> {
   const started = Date.now();
-  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const timeoutMs = opts.timeoutMs ?? DAEMON_STOP_MS;
   const realRoot = resolveProjectRoot(root);
   const ping = await pingDaemon(realRoot);
   const ms = () => Date.now() - started;

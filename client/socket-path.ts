@@ -24,6 +24,13 @@ export function socketPathFor(root: string, runtimeDir = resolveProcessSettings(
   return path.join(runtimeDir ?? os.tmpdir(), `codemem-${uid}`, `${projectHash(root)}.sock`);
 }
 
+/**
+ * How long a daemon's stop may take: its steps (a running build's grace, the server's requests in
+ * flight, the watcher and the store closing) share this budget, and a client asking it to stop waits
+ * this long before it kills it.
+ */
+export const DAEMON_STOP_MS = 20_000;
+
 /** Files the daemon of a project owns besides its socket. */
 export function daemonFiles(root: string) {
   const stateDir = path.join(root, ".codemem");

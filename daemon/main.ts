@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { registerDaemon, unregisterDaemon } from "../client/daemon-registry.js";
-import { daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../client/socket-path.js";
+import { DAEMON_STOP_MS, daemonFiles, ensureSocketDir, isDaemonPid, readLockPid } from "../client/socket-path.js";
 import { resolveProcessSettings } from "../shared/config.js";
 import { asCodememError } from "../shared/errors.js";
 import { configureLog, log } from "../shared/log.js";
@@ -22,8 +22,8 @@ import { sleepSync } from "../shared/sleep.js";
 const SHUTDOWN_GRACE_MS = 5000;
 /**
  * How long a stop lets a running build finish before stopping it; the server waits a little longer
- * for the build's reply. The whole stop stays under `codemem daemon stop`'s 10 s, after which it
- * kills the daemon (and a build stuck in a loop would outlive it).
+ * for the build's reply. The whole stop stays within DAEMON_STOP_MS, after which a client asking for
+ * it kills the daemon (and a build stuck in a loop would outlive it).
  */
 const BUILD_STOP_GRACE_MS = 6000;
 const OWNERSHIP_CHECK_MS = 2000;
@@ -246,8 +246,11 @@ async function main(): Promise<void> {
     stopping ??= (async () => {
       log.info("daemon stopping", { reason });
       let clean = code === undefined || code === 0;
+      // Every step within the stop's budget (less a margin for the exit), so the daemon exits before a client kills it.
+      const deadline = Date.now() + DAEMON_STOP_MS - 2000;
+      const grace = () => Math.max(0, Math.min(SHUTDOWN_GRACE_MS, deadline - Date.now()));
       const timeout = <T>(p: Promise<T>, what: string) =>
-        Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_GRACE_MS).unref())]).then((ok) => {
+        Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), grace()).unref())]).then((ok) => {
           if (!ok) log.warn(`shutdown: ${what} did not finish in time`);
           return ok;
         }, (err) => {

@@ -101,10 +101,6 @@ const HISTORY_FORMAT = 2;
 // 100 commits, 0.5^10 ≈ 0.001, less than any tie it could break (docs/synapses.md).
 const LATEST_KEPT = 100;
 const LATEST_HALF_LIFE = 10;
-// In recall a pair's aged score is multiplied by (shared commits)^HABIT: the aged score says how
-// current a pair is, the count of separate commits how established; of two pairs as current, the
-// one seen in more commits is the habit, not an incident (docs/synapses.md, "History").
-const HABIT = 0.25;
 
 export interface SynapseNeighbor {
   id: string;
@@ -246,7 +242,6 @@ SELECT * FROM (
   UNION ALL
   SELECT a AS id, ${columns("b")} FROM ${table} WHERE b = @id
 ) ORDER BY ${order} DESC, id LIMIT @limit`;
-const cochangeColumns = (side: "a" | "b") => `score_${side} AS score, score_${side === "a" ? "b" : "a"} AS other, commits`;
 const SQL_HUBS = `
 SELECT id, count(*) AS degree, sum(weight) AS strength FROM (
   SELECT a AS id, weight FROM synapses UNION ALL SELECT b AS id, weight FROM synapses
@@ -357,11 +352,7 @@ export class SynapseStore {
       cochange: db.prepare(SQL_COCHANGE),
       // score: the pair as @id's history ages it; other: as the partner's does.
       cochangeOf: db.prepare<{ id: string; limit: number }, { id: string; score: number; other: number; commits: number }>(
-        pairsOf("cochange", "score", cochangeColumns),
-      ),
-      // The same, strongest as recall weighs them (habit included).
-      cochangeRecall: db.prepare<{ id: string; limit: number }, { id: string; score: number; other: number; commits: number }>(
-        pairsOf("cochange", `score * pow(commits, ${HABIT})`, cochangeColumns),
+        pairsOf("cochange", "score", (side) => `score_${side} AS score, score_${side === "a" ? "b" : "a"} AS other, commits`),
       ),
       // A pair's strength is the larger of its two files' views.
       strongestCoChange: db.prepare<[number], { a: string; b: string; score: number; commits: number }>(
@@ -620,7 +611,7 @@ export class SynapseStore {
    * The strongest associations of `id`, sessions and history together: a pair known both ways
    * weighs 1 − (1 − w_session)(1 − w_history); its degree is the sum of both degrees. w_history is
    * the pair as `id`'s history ages it, or given `ages`, the weaker of that and its partner's view
-   * (each partner's age factor read once per recall through `ages`), its score × commits^HABIT.
+   * (each partner's age factor read once per recall through `ages`).
    */
   private edgesOf(id: string, ages?: Map<string, number>): { degree: number; edges: { id: string; weight: number }[] } {
     const sessions = this.stmts.degree.get(id)?.degree ?? 0;
@@ -637,13 +628,12 @@ export class SynapseStore {
       const toWeight = this.historyWeight(id);
       const keep = 1 - this.params.learningRate;
       const project = this.projectAge();
-      for (const e of this.stmts.cochangeRecall.all({ id, limit })) {
-        const habit = Math.pow(e.commits, HABIT);
-        let w = toWeight(e.score * habit);
+      for (const e of this.stmts.cochangeOf.all({ id, limit })) {
+        let w = toWeight(e.score);
         if (ages) {
           let age = ages.get(e.id);
           if (age === undefined) ages.set(e.id, (age = this.ageOf(e.id)));
-          w = Math.min(w, 1 - Math.pow(keep, e.other * habit * age * project));
+          w = Math.min(w, 1 - Math.pow(keep, e.other * age * project));
         }
         merged.set(e.id, 1 - (1 - (merged.get(e.id) ?? 0)) * (1 - w));
       }

@@ -7,7 +7,7 @@ import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { ensureOwnDir } from "../../shared/own-files.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
-import type { BuildDelta, Clustering, FileRow, IndexStore, Unfilled } from "../store/types.js";
+import type { BuildDelta, Clustering, FileRow, FillVector, IndexStore, Unfilled } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
@@ -425,7 +425,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           filling: deferred ? FILLING.join(",") : resume ? stored.filling : "",
         },
       };
-      await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
+      const applied = await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
       opts.graphFile?.changed(cfg.root, stored.built_at, builtAt, force || reclustered || !graph.resolver ? "all" : changedInGraph(graph, removed));
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
@@ -451,7 +451,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
       if (resume) return await resumeFill(answerable);
       if (!deferred) return answerable;
-      scheduleFill(opts.fill!, cfg, write!, { delta, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) }, { embedder, pool, rows, answerable, t0, stop: opts.fillStop }, opts.fillReleased);
+      scheduleFill(opts.fill!, cfg, write!, { delta, firstRowid: applied!.firstNodeRowid, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) }, { embedder, pool, rows, answerable, t0, stop: opts.fillStop }, opts.fillReleased);
       return { ...answerable, filling: [...FILLING, "graph.json"] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -741,17 +741,20 @@ function scheduleFill(
   fill: NonNullable<BuildOptions["fill"]>,
   cfg: ResolvedConfig,
   write: () => Promise<void>,
-  input: { delta: BuildDelta["nodes"]; sources: Map<string, string> },
+  input: { delta: BuildDelta["nodes"]; firstRowid: number; sources: Map<string, string> },
   a: Omit<Parameters<typeof fillIndex>[1], "work">,
   released?: () => void,
 ): void {
   let held: typeof input | undefined = input;
   fill(async () => {
     released?.();
-    const work = buildFill(held!.delta, held!.sources, a.rows ?? new Map());
+    const t = performance.now();
+    const work = buildFill(held!.delta, held!.firstRowid, held!.sources, a.rows ?? new Map());
     held = undefined;
     released?.();
+    const tg = performance.now();
     await graphWritten(cfg, write);
+    log.debug("fill prepared", { work_ms: Math.round(tg - t), graph_ms: Math.round(performance.now() - tg) });
     return fillIndex(cfg, { ...a, work });
   });
 }
@@ -805,8 +808,9 @@ async function embedNodes(
   return { delta, embedded };
 }
 
-/** A node a fill embeds: its text hash as written, and its embedding text. */
+/** A node a fill embeds: where it was written (rowid), its text hash as written, and its embedding text. */
 interface FillNode {
+  rowid: number;
   id: string;
   textHash: string;
   text: string;
@@ -841,14 +845,14 @@ function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: numb
   return parts;
 }
 
-/** The fill of a whole-tree build just written: every node of `delta`, every file parsed. */
-function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
+/** The fill of a whole-tree build just written (its nodes from rowid `first` on, in order): every node of `delta`, every file parsed. */
+function buildFill(delta: BuildDelta["nodes"], first: number, sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
   const children = childNamesByParent(delta.map((d) => d.node));
   const byFile = new Map<string, FillNode[]>();
-  for (const d of delta) {
+  for (const [i, d] of delta.entries()) {
     // The very text an inline build embeds (a script's module carries its file's words too).
     const text = nodeDocuments(d.node, children.get(d.node.id) ?? [], d.fileWords).text;
-    push(byFile, d.node.file_path, { id: d.node.id, textHash: d.textHash, text });
+    push(byFile, d.node.file_path, { rowid: first + i, id: d.node.id, textHash: d.textHash, text });
   }
   const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));
   // Each text is let go once its part has it.
@@ -880,7 +884,7 @@ async function resumedFill(cfg: ResolvedConfig, dim: number, redact: boolean): P
     // Written under the stored hash either way: a text that reads back differently (children of
     // another file listed in another order) still gets the nearest vector there is.
     if (docs.hash !== n.text_hash) remade++;
-    push(byFile, n.file_path, { id: n.id, textHash: n.text_hash, text: docs.text });
+    push(byFile, n.file_path, { rowid: n.rowid, id: n.id, textHash: n.text_hash, text: docs.text });
   }
   if (remade) log.debug("fill resumed: some texts read back differently from the index", { nodes: remade });
   const counts = new Map(left.files.map((f) => [f.path, f.hash]));
@@ -922,6 +926,9 @@ async function fillIndex(
   let total = 0;
   let embedded = 0;
   let counted = 0;
+  // Where the fill's time goes: waiting on the workers' part, and writing it.
+  let waitMs = 0;
+  let writeMs = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
   const ask = (part: string[]) => a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
   let asked: ReturnType<typeof ask> | undefined;
@@ -931,16 +938,18 @@ async function fillIndex(
       // and the daemon's word to stop (or its disconnect) is only read here.
       if (i > 0) await new Promise((r) => setImmediate(r));
       if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
+      const tw = performance.now();
       const filled = await (asked ?? ask(part));
+      waitMs += performance.now() - tw;
       // The workers take the next part while this one is written (a stop drops what they made of it).
       asked = i + 1 < parts.length ? ask(parts[i + 1]) : undefined;
       asked?.catch(() => {});
-      const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
+      const vectors: FillVector[] = [];
       const toEmbed: { i: number; text: string }[] = [];
       for (const p of part) {
         const got = filled.get(p)?.vectors;
         for (const [k, n] of (byFile.get(p) ?? []).entries()) {
-          vectors.push({ id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
+          vectors.push({ rowid: n.rowid, id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
           if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
         }
       }
@@ -953,7 +962,9 @@ async function fillIndex(
         const n = filled.get(p)?.tokens;
         return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
       });
+      const tf = performance.now();
       total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
+      writeMs += performance.now() - tf;
       embedded += vectors.length;
       counted += tokens.length;
       // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
@@ -967,7 +978,7 @@ async function fillIndex(
     await store.close();
   }
   const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: a.answerable.nodes_embedded + embedded, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
-  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
+  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), wait_ms: Math.round(waitMs), write_ms: Math.round(writeMs), parts: parts.length, time_elapsed: result.time_elapsed });
   return result;
 }
 

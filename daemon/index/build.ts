@@ -20,7 +20,7 @@ import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { graphFileBuiltAt, readGraphFile, writeGraphFile, type GraphFileState } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { unsupportedCounts, unsupportedList, unsupportedOf, type UnsupportedCount } from "./languages/unsupported.js";
-import { ParsePool, type Prepared } from "./parse-pool.js";
+import { ParsePool, type Filled, type Prepared } from "./parse-pool.js";
 import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
 import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
@@ -730,8 +730,8 @@ async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<
 }
 
 /**
- * Hands a whole-tree build's fill to `fill`: graph.json first (once `stats` shows nothing filling, it
- * is written too), then the vectors and token counts. The job is made here, outside buildIndex, so
+ * Hands a whole-tree build's fill to `fill`: graph.json, and meanwhile the vectors and token counts
+ * (once `stats` shows nothing filling, graph.json is written too). The job is made here, outside buildIndex, so
  * it holds what the fill needs and no more: none of the build's extracts, sources and graph, which a
  * closure made in buildIndex kept alive through the fill (Go's src: the build's process at 741 MB
  * when it answered, 1,060 MB while writing graph.json). The nodes and sources become the fill's work
@@ -748,14 +748,21 @@ function scheduleFill(
   let held: typeof input | undefined = input;
   fill(async () => {
     released?.();
+    // graph.json is written (on a thread of its own in the daemon) while the fill's work is made and
+    // the workers embed and count; the part that clears `filling` waits for it.
+    const graph = graphWritten(cfg, write);
+    graph.catch(() => {});
     const t = performance.now();
     const work = buildFill(held!.delta, held!.firstRowid, held!.sources, a.rows ?? new Map());
     held = undefined;
     released?.();
-    const tg = performance.now();
-    await graphWritten(cfg, write);
-    log.debug("fill prepared", { work_ms: Math.round(tg - t), graph_ms: Math.round(performance.now() - tg) });
-    return fillIndex(cfg, { ...a, work });
+    log.debug("fill prepared", { work_ms: Math.round(performance.now() - t) });
+    try {
+      return await fillIndex(cfg, { ...a, work, graph });
+    } finally {
+      // A fill that failed or stopped still ends after its graph.json: the next build finds it written.
+      await graph.catch(() => {});
+    }
   });
 }
 
@@ -915,7 +922,7 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal; graph?: Promise<void> },
 ): Promise<BuildResult> {
   const t1 = performance.now();
   const { byFile, counts, sourceOf } = a.work;
@@ -929,9 +936,10 @@ async function fillIndex(
   // Where the fill's time goes: waiting on the workers' part, and writing it.
   let waitMs = 0;
   let writeMs = 0;
+  let graphWaitMs = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
-  const ask = (part: string[]) => a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
-  let asked: ReturnType<typeof ask> | undefined;
+  const jobOf = (p: string) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) });
+  const stream = a.pool.fillParts(parts, jobOf, inWorkers, countTokens);
   try {
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
@@ -939,11 +947,9 @@ async function fillIndex(
       if (i > 0) await new Promise((r) => setImmediate(r));
       if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
       const tw = performance.now();
-      const filled = await (asked ?? ask(part));
+      // The workers go on with the next parts while this one is written (a stop drops what they made of them).
+      const filled = (await stream.next()).value as Map<string, Filled>;
       waitMs += performance.now() - tw;
-      // The workers take the next part while this one is written (a stop drops what they made of it).
-      asked = i + 1 < parts.length ? ask(parts[i + 1]) : undefined;
-      asked?.catch(() => {});
       const vectors: FillVector[] = [];
       const toEmbed: { i: number; text: string }[] = [];
       for (const p of part) {
@@ -962,8 +968,15 @@ async function fillIndex(
         const n = filled.get(p)?.tokens;
         return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
       });
+      const last = i === parts.length - 1;
+      // graph.json, written meanwhile, comes before the part that clears `filling`.
+      if (last && a.graph) {
+        const tg = performance.now();
+        await a.graph;
+        graphWaitMs = performance.now() - tg;
+      }
       const tf = performance.now();
-      total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
+      total = await store.fill!({ vectors, tokens }, { last });
       writeMs += performance.now() - tf;
       embedded += vectors.length;
       counted += tokens.length;
@@ -974,11 +987,12 @@ async function fillIndex(
       }
     }
   } finally {
+    await stream.return(undefined);
     a.pool.idle();
     await store.close();
   }
   const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: a.answerable.nodes_embedded + embedded, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
-  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), wait_ms: Math.round(waitMs), write_ms: Math.round(writeMs), parts: parts.length, time_elapsed: result.time_elapsed });
+  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), wait_ms: Math.round(waitMs), write_ms: Math.round(writeMs), graph_wait_ms: Math.round(graphWaitMs), parts: parts.length, time_elapsed: result.time_elapsed });
   return result;
 }
 

@@ -735,7 +735,8 @@ async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<
  * it holds what the fill needs and no more: none of the build's extracts, sources and graph, which a
  * closure made in buildIndex kept alive through the fill (Go's src: the build's process at 741 MB
  * when it answered, 1,060 MB while writing graph.json). The nodes and sources become the fill's work
- * (the nodes' embedding texts, 1 s at Go's src) once the build has answered, then are let go.
+ * once the build has answered (each node's embedding text made as its part is asked for: 1 s at Go's
+ * src made all at once, before the workers had anything), and each part's go once it is written.
  */
 function scheduleFill(
   fill: NonNullable<BuildOptions["fill"]>,
@@ -815,12 +816,12 @@ async function embedNodes(
   return { delta, embedded };
 }
 
-/** A node a fill embeds: where it was written (rowid), its text hash as written, and its embedding text. */
+/** A node a fill embeds: where it was written (rowid), its text hash as written, and its embedding text (made when its part comes). */
 interface FillNode {
   rowid: number;
   id: string;
   textHash: string;
-  text: string;
+  text: () => string;
 }
 
 /** What a fill does: the nodes it embeds by file, and the files whose tokens it counts (their hash as indexed) with their text. */
@@ -856,10 +857,11 @@ function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: numb
 function buildFill(delta: BuildDelta["nodes"], first: number, sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
   const children = childNamesByParent(delta.map((d) => d.node));
   const byFile = new Map<string, FillNode[]>();
-  for (const [i, d] of delta.entries()) {
-    // The very text an inline build embeds (a script's module carries its file's words too).
-    const text = nodeDocuments(d.node, children.get(d.node.id) ?? [], d.fileWords).text;
-    push(byFile, d.node.file_path, { rowid: first + i, id: d.node.id, textHash: d.textHash, text });
+  for (const [i, { node, fileWords, textHash }] of delta.entries()) {
+    // The very text an inline build embeds (a script's module carries its file's words too), made as
+    // its part is asked for: the workers start on the first part at once, not after all 60K texts.
+    const text = () => nodeDocuments(node, children.get(node.id) ?? [], fileWords).text;
+    push(byFile, node.file_path, { rowid: first + i, id: node.id, textHash, text });
   }
   const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));
   // Each text is let go once its part has it.
@@ -891,7 +893,8 @@ async function resumedFill(cfg: ResolvedConfig, dim: number, redact: boolean): P
     // Written under the stored hash either way: a text that reads back differently (children of
     // another file listed in another order) still gets the nearest vector there is.
     if (docs.hash !== n.text_hash) remade++;
-    push(byFile, n.file_path, { rowid: n.rowid, id: n.id, textHash: n.text_hash, text: docs.text });
+    const text = docs.text;
+    push(byFile, n.file_path, { rowid: n.rowid, id: n.id, textHash: n.text_hash, text: () => text });
   }
   if (remade) log.debug("fill resumed: some texts read back differently from the index", { nodes: remade });
   const counts = new Map(left.files.map((f) => [f.path, f.hash]));
@@ -928,7 +931,6 @@ async function fillIndex(
   const { byFile, counts, sourceOf } = a.work;
   const paths = [...new Set([...counts.keys(), ...byFile.keys()])].sort();
   const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
-  const { countTokens } = await tokenCounter();
   const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
   let total = 0;
   let embedded = 0;
@@ -938,8 +940,8 @@ async function fillIndex(
   let writeMs = 0;
   let graphWaitMs = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
-  const jobOf = (p: string) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) });
-  const stream = a.pool.fillParts(parts, jobOf, inWorkers, countTokens);
+  const jobOf = (p: string) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text()) });
+  const stream = a.pool.fillParts(parts, jobOf, inWorkers, async () => (await tokenCounter()).countTokens);
   try {
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
@@ -956,7 +958,7 @@ async function fillIndex(
         const got = filled.get(p)?.vectors;
         for (const [k, n] of (byFile.get(p) ?? []).entries()) {
           vectors.push({ rowid: n.rowid, id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
-          if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
+          if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text() });
         }
       }
       for (let e = 0; e < toEmbed.length; e += cfg.build.batchSize) {
@@ -980,6 +982,8 @@ async function fillIndex(
       writeMs += performance.now() - tf;
       embedded += vectors.length;
       counted += tokens.length;
+      // A part written lets go of its nodes (and what their texts were made of).
+      for (const p of part) byFile.delete(p);
       // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
       for (const t of tokens) {
         const row = a.rows?.get(t.path);

@@ -166,24 +166,25 @@ export class ParsePool {
 
   /**
    * A build's fill on the workers: each file's tokens counted and, with `embedder` (the built-in or
-   * trained one's id), its texts embedded. Few jobs, or one worker, count here and embed nothing
-   * (the caller embeds what comes back without vectors).
-   */
-  /**
-   * A fill's parts, answered in order, each part's files by path. The workers go on with the parts
+   * trained one's id), its texts embedded; its parts answered in order, each part's files by path. The workers go on with the parts
    * after the one the caller is writing (up to FILL_AHEAD of them) instead of waiting for its write
    * and, between parts, for the part's last file (Go's src: they sat idle a third of the fill).
    * A part's jobs (`jobOf` of its paths) are made once it comes within reach, so its sources are
    * copied no earlier. Fewer than 24 files in all, and a worker lost under a job, leave their jobs to
    * this thread, without vectors (the caller embeds them).
    */
-  async *fillParts(parts: string[][], jobOf: (path: string) => FillJob, embedder: string | undefined, countTokens: (source: string) => number): AsyncGenerator<Map<string, Filled>> {
+  async *fillParts(parts: string[][], jobOf: (path: string) => FillJob, embedder: string | undefined, counter: () => Promise<(source: string) => number>): AsyncGenerator<Map<string, Filled>> {
     const count = parts.length;
     const jobs: FillJob[][] = [];
     const made = (i: number) => (jobs[i] ??= parts[i].map(jobOf));
-    const here = (j: FillJob): Filled => ({ tokens: j.source === undefined ? undefined : countTokens(j.source) });
+    // This thread loads the token counter only for files it counts itself (its rank table: ~0.5 s, 20 MB).
+    const here = async (j: FillJob): Promise<Filled> => ({ tokens: j.source === undefined ? undefined : (await counter())(j.source) });
     if (this.size <= 1 || parts.reduce((n, p) => n + p.length, 0) < 24) {
-      for (let i = 0; i < count; i++) yield new Map(made(i).map((j) => [j.path, here(j)]));
+      for (let i = 0; i < count; i++) {
+        const got = new Map<string, Filled>();
+        for (const j of made(i)) got.set(j.path, await here(j));
+        yield got;
+      }
       return;
     }
     this.start();
@@ -231,7 +232,7 @@ export class ParsePool {
       for (let i = 0; i < count; i++) {
         await Promise.race([ready[i].promise, lanesEnded]);
         const got = out[i];
-        for (const j of made(i)) if (!got.has(j.path)) got.set(j.path, here(j));
+        for (const j of made(i)) if (!got.has(j.path)) got.set(j.path, await here(j));
         yield got;
         out[i] = new Map();
         jobs[i] = [];

@@ -749,15 +749,13 @@ function scheduleFill(
   let held: typeof input | undefined = input;
   fill(async () => {
     released?.();
-    // graph.json is written (on a thread of its own in the daemon) while the fill's work is made and
-    // the workers embed and count; the part that clears `filling` waits for it.
-    const graph = graphWritten(cfg, write);
-    graph.catch(() => {});
-    const t = performance.now();
     const work = buildFill(held!.delta, held!.firstRowid, held!.sources, a.rows ?? new Map());
     held = undefined;
     released?.();
-    log.debug("fill prepared", { work_ms: Math.round(performance.now() - t) });
+    // graph.json is written (on a thread of its own in the daemon) while the workers embed and count,
+    // its thread started once the build's rows are collected; the part that clears `filling` waits for it.
+    const graph = graphWritten(cfg, write);
+    graph.catch(() => {});
     try {
       return await fillIndex(cfg, { ...a, work, graph });
     } finally {
@@ -941,7 +939,7 @@ async function fillIndex(
   let graphWaitMs = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
   const jobOf = (p: string) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text()) });
-  const stream = a.pool.fillParts(parts, jobOf, inWorkers, async () => (await tokenCounter()).countTokens);
+  const stream = a.pool.fillParts(parts, jobOf, inWorkers, async () => (await tokenCounter()).countTokens, { oneWorkerUntil: a.graph });
   try {
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,

@@ -173,7 +173,7 @@ export class ParsePool {
    * copied no earlier. Fewer than 24 files in all, and a worker lost under a job, leave their jobs to
    * this thread, without vectors (the caller embeds them).
    */
-  async *fillParts(parts: string[][], jobOf: (path: string) => FillJob, embedder: string | undefined, counter: () => Promise<(source: string) => number>): AsyncGenerator<Map<string, Filled>> {
+  async *fillParts(parts: string[][], jobOf: (path: string) => FillJob, embedder: string | undefined, counter: () => Promise<(source: string) => number>, opts: { oneWorkerUntil?: Promise<unknown> } = {}): AsyncGenerator<Map<string, Filled>> {
     const count = parts.length;
     const jobs: FillJob[][] = [];
     const made = (i: number) => (jobs[i] ??= parts[i].map(jobOf));
@@ -187,7 +187,8 @@ export class ParsePool {
       }
       return;
     }
-    this.start();
+    // One worker while `oneWorkerUntil` (graph.json's thread) holds the other core and its memory.
+    this.start(opts.oneWorkerUntil ? 1 : this.size);
     const out = Array.from({ length: count }, () => new Map<string, Filled>());
     const left: number[] = [];
     const ready = Array.from({ length: count }, () => deferred());
@@ -225,9 +226,19 @@ export class ParsePool {
       }
     };
     // Several jobs in hand per worker: it goes on with them while this thread writes a part.
-    const lanes = Promise.all(this.workers.flatMap((w) => Array.from({ length: FILL_DEPTH }, () => lane(w))));
+    const lanesOf = (ws: Worker[]) => Promise.all(ws.flatMap((w) => Array.from({ length: FILL_DEPTH }, () => lane(w))));
+    const first = [...this.workers];
+    const lanes: Promise<unknown>[] = [lanesOf(first)];
+    if (opts.oneWorkerUntil) {
+      const then = opts.oneWorkerUntil.catch(() => {}).then(() => {
+        if (stopped) return;
+        this.start();
+        return lanesOf(this.workers.filter((w) => !first.includes(w)));
+      });
+      lanes.push(then.then(() => undefined));
+    }
     // Lanes that all ended (their workers lost) leave every part to this thread.
-    const lanesEnded = lanes.then(() => undefined);
+    const lanesEnded = Promise.all(lanes).then(() => undefined);
     try {
       for (let i = 0; i < count; i++) {
         await Promise.race([ready[i].promise, lanesEnded]);
@@ -259,9 +270,9 @@ export class ParsePool {
     this.idleTimer.unref();
   }
 
-  private start(): void {
+  private start(count = this.size): void {
     clearTimeout(this.idleTimer);
-    while (this.workers.length < this.size) {
+    while (this.workers.length < Math.min(count, this.size)) {
       // A worker's heap only holds the file in hand and its extract: cap it so idle garbage is collected early.
       const w = new Worker(new URL("./parse-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
       // A worker that dies (out of heap on a pathological file, a crash) fails its jobs, never hangs the build.

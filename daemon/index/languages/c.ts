@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Node as TSNode } from "web-tree-sitter";
 import type { FileExtract, RawImport } from "../types.js";
+import { withoutDeclarationMacros } from "./c-macros.js";
 import { bareTypeName, fileComment, leadingComment, nearestTo, type LanguageSpec, type ProjectView } from "./language.js";
 
 /** A function's declarator around its name: plain, returning a pointer (one or two levels) or (C++) a reference. */
@@ -108,7 +109,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
   return nearestTo(from.path, project.filesEndingWith(suffix));
 }
 
-const common = { docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
+const common = { lenientSource: withoutDeclarationMacros, docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
 
 /**
  * C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++:

@@ -95,9 +95,10 @@ describe("Objective-C read as C, Objective-C++ as C++", () => {
 
 /**
  * Declarations wrapped in export, inline and noexcept macros, as spdlog (MIT) writes them (lines of
- * its async_logger.h, async_logger-inl.h and details/os-inl.h, abridged) and fmt's
- * `FMT_CONSTEXPR FMT_INLINE`: the grammar cannot expand the macros, and left the class an ERROR
- * named after nothing and the methods in ERROR regions.
+ * its async_logger.h, sinks/rotating_file_sink.h, async_logger-inl.h and details/os-inl.h, abridged)
+ * and fmt's `FMT_CONSTEXPR FMT_INLINE`: the grammar cannot expand the macros, and left the class an
+ * ERROR named after nothing and the methods in ERROR regions. The sink's `= {}` default is an error
+ * of the grammar's own, which stays.
  */
 const SPDLOG_HEADER = `#pragma once
 #include <spdlog/logger.h>
@@ -113,6 +114,19 @@ protected:
     void sink_it_(const details::log_msg &msg) override;
     void flush_() override;
 };
+
+namespace sinks {
+template <typename Mutex>
+class rotating_file_sink final : public base_sink<Mutex> {
+public:
+    rotating_file_sink(filename_t base_filename,
+                       std::size_t max_size,
+                       std::size_t max_files,
+                       bool rotate_on_open = false,
+                       const file_event_handlers &event_handlers = {});
+    static filename_t calc_filename(const filename_t &filename, std::size_t index);
+};
+}  // namespace sinks
 }  // namespace spdlog
 `;
 
@@ -156,6 +170,7 @@ describe("C++ declarations wrapped in macros", () => {
   it("reads the class and functions behind export, inline and noexcept macros by their own names and lines", async () => {
     const { node } = await builtProject({ "include/spdlog/async_logger.h": SPDLOG_HEADER, "include/spdlog/async_logger-inl.h": SPDLOG_INL });
     expect(node("include/spdlog/async_logger.h::spdlog.async_logger")).toMatchObject({ type: "class", line_start: 6, line_end: 14 });
+    expect(node("include/spdlog/async_logger.h::spdlog.sinks.rotating_file_sink")).toMatchObject({ type: "class", line_start: 18, line_end: 26 });
     expect(node("include/spdlog/async_logger.h::spdlog.async_logger").signature).toMatch(/^class SPDLOG_API async_logger final : public std::enable_shared_from_this<async_logger>/);
     const inl = "include/spdlog/async_logger-inl.h::";
     expect(node(`${inl}async_logger.sink_it_`)).toMatchObject({ type: "method", line_start: 5, line_end: 7, parent: "include/spdlog/async_logger.h::spdlog.async_logger", docstring: "send the log message to the thread pool" });

@@ -58,7 +58,7 @@ export function withoutDeclarationMacros(source: string): string {
       // `SPDLOG_TRY {`: a statement keyword's stand-in before its block.
       const block = next?.text === "{" && end === i && before && (before.text === ";" || before.text === "{" || before.text === "}");
       if (lone || block || startsDeclaration(toks, end + 1, types)) drop(i, end);
-    } else if (before?.text === ")" && closesParameters(toks, i - 1)) {
+    } else if (afterParameters(toks, i)) {
       if (!next || AFTER_PARAMS.has(next.text)) drop(i, end);
     } else if (end === i && afterReturnType(before) && isWord(next) && /^(\(|::|<)$/.test(toks[end + 2]?.text ?? "")) {
       // `std::string SPDLOG_INLINE getenv(`, `void WINAPI f(`: a calling convention or attribute before the name.
@@ -135,6 +135,16 @@ function inTemplateHead(toks: Tok[], i: number): boolean {
     } else if (t === ";" || t === "{" || t === "}") return false;
   }
   return false;
+}
+
+/** Qualifiers a declarator's parameters may carry before a macro (`) const GTEST_LOCK_EXCLUDED_(mu)`). */
+const QUALIFIERS = new Set(["const", "volatile", "override", "final", "noexcept", "&", "&&"]);
+
+/** Whether the token at `i` follows a declarator's parameters and their qualifiers. */
+function afterParameters(toks: Tok[], i: number): boolean {
+  let k = i - 1;
+  while (k >= 0 && QUALIFIERS.has(toks[k].text)) k--;
+  return toks[k]?.text === ")" && closesParameters(toks, k);
 }
 
 /** Whether the `)` at `i` ends a declarator's parameters (`f(int x)`, `operator()(…)`), not a condition or a cast. */

@@ -319,8 +319,9 @@ function implName(text: string): string {
 }
 
 /**
- * The file's tree; where it holds syntax errors and the language's lenient source parses with fewer,
- * that tree (same positions: definitions' code and signatures are still read from `source`).
+ * The file's tree; where it holds syntax errors and the language's lenient source parses without (or,
+ * `lenientPartly`, with fewer), that tree (same positions: definitions' code and signatures are still
+ * read from `source`).
  */
 function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tree | null {
   const tree = parser.parse(source);
@@ -328,7 +329,7 @@ function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tre
   const alt = spec.lenientSource(source);
   if (alt === source) return tree;
   const again = parser.parse(alt);
-  if (!again || (again.rootNode.hasError && errorSize(again.rootNode) >= errorSize(tree.rootNode))) {
+  if (!again || (again.rootNode.hasError && (!spec.lenientPartly || errorSize(again.rootNode) >= errorSize(tree.rootNode)))) {
     again?.delete();
     return tree;
   }

@@ -109,7 +109,7 @@ function resolveImport(spec: string, from: FileExtract, project: ProjectView): s
   return nearestTo(from.path, project.filesEndingWith(suffix));
 }
 
-const common = { lenientSource: withoutDeclarationMacros, docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
+const common = { lenientSource: withoutDeclarationMacros, lenientPartly: true, docstring, bases, imports: importsOf, moduleDoc: (root: TSNode) => fileComment(root), family: "c", globImports: true, resolveImport };
 
 /**
  * C: tree-sitter-c's grammar (C code may use C++ keywords as names). Headers (`.h`) are read as C++:

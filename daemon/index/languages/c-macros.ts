@@ -26,6 +26,7 @@ const NOT_DECLARATOR = new Set(["if", "while", "for", "switch", "return", "sizeo
 const KEYWORDS = new Set([
   ...DECL_PREFIX, "class", "struct", "union", "enum", "namespace", "using", "void", "bool", "char", "short", "int", "long", "float", "double",
   "signed", "unsigned", "auto", "const", "volatile", "mutable", "register", "thread_local", "operator", "typename", "decltype", "return",
+  "public", "private", "protected",
 ]);
 
 const isWord = (t: Tok | undefined) => !!t && /^[A-Za-z_]/.test(t.text);
@@ -49,9 +50,12 @@ export function withoutDeclarationMacros(source: string): string {
     while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1);
     const before = toks[i - 1];
     const next = toks[end + 1];
-    if (before && /^(class|struct|union|enum)$/.test(before.text)) {
-      // `class FOO_API Bar {`, `enum class FOO_API E {` (not `struct FOO bar;`, C naming a struct FOO).
-      if (isWord(next) && /^(\{|:|final|<)$/.test(toks[end + 2]?.text ?? "")) drop(i, end);
+    const key = toks[attributesBefore(toks, i) - 1]?.text ?? "";
+    if (/^(class|struct|union|enum)$/.test(key)) {
+      // `class FOO_API Bar {`, `class [[nodiscard]] FOO_API Bar`, `class FOO_API [[nodiscard]] Bar`,
+      // `enum class FOO_API E {` (not `struct FOO bar;`, C naming a struct FOO).
+      const name = attributesAfter(toks, end + 1);
+      if (isWord(toks[name]) && /^(\{|:|final|<)$/.test(toks[name + 1]?.text ?? "")) drop(i, end);
     } else if (atDeclarationStart(toks, i, blanked)) {
       // A lone macro after a statement (`FMT_END_NAMESPACE` before `}` or the end) stands for one.
       const lone = (!next || next.text === "}") && (!before || before.text === ";" || before.text === "}");
@@ -73,6 +77,34 @@ export function withoutDeclarationMacros(source: string): string {
   const chars = source.split("");
   for (const [s, e] of blank) for (let k = s; k < e; k++) if (chars[k] !== "\n" && chars[k] !== "\r") chars[k] = " ";
   return chars.join("");
+}
+
+/** Past the `[[…]]` attributes starting at `j`. */
+function attributesAfter(toks: Tok[], j: number): number {
+  while (toks[j]?.text === "[" && toks[j + 1]?.text === "[") {
+    let depth = 0;
+    for (; j < toks.length; j++) {
+      if (toks[j].text === "[") depth++;
+      else if (toks[j].text === "]" && --depth === 0) break;
+    }
+    j++;
+  }
+  return j;
+}
+
+/** The first of the `[[…]]` attributes ending right before `i` (else `i`). */
+function attributesBefore(toks: Tok[], i: number): number {
+  while (toks[i - 1]?.text === "]" && toks[i - 2]?.text === "]") {
+    let depth = 0;
+    let k = i - 1;
+    for (; k >= 0; k--) {
+      if (toks[k].text === "]") depth++;
+      else if (toks[k].text === "[" && --depth === 0) break;
+    }
+    if (k < 0) return i;
+    i = k;
+  }
+  return i;
 }
 
 /** The last token of the macro at `i`: its closing `)` when arguments follow it, else itself. */
@@ -156,8 +188,8 @@ function closesParameters(toks: Tok[], i: number): boolean {
       const b = toks[k - 1];
       if (!b) return false;
       if (b.text === ">" || b.text === ")" || b.text === "]") return true;
-      // `operator=(…)`, `operator<<(…)`
-      if (toks[k - 2]?.text === "operator" || toks[k - 3]?.text === "operator") return true;
+      // `operator=(…)`, `operator<<(…)`, `operator T*()`
+      for (let o = k - 1; o >= Math.max(0, k - 8) && !/^[;{}()]$/.test(toks[o].text); o--) if (toks[o].text === "operator") return true;
       return isWord(b) && !NOT_DECLARATOR.has(b.text) && !MACRO_WORD.test(b.text);
     }
   }

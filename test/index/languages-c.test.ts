@@ -166,9 +166,35 @@ FMT_CONSTEXPR FMT_INLINE auto parse_align(const char* begin) -> const char* {
 }  // namespace spdlog
 `;
 
+/** googletest's (BSD-3-Clause) gtest-assertion-result.h, abridged: an export macro beside an attribute. */
+const GTEST_ASSERTION_RESULT = `namespace testing {
+
+class GTEST_API_ [[nodiscard]] AssertionResult {
+ public:
+  // Copy constructor.
+  // Used in EXPECT_TRUE/FALSE(assertion_result).
+  AssertionResult(const AssertionResult& other);
+
+  template <typename T,
+            std::enable_if_t<!std::is_convertible_v<const T&, AssertionResult>,
+                             int> = 0>
+  explicit AssertionResult(const T& success) : success_(success) {}
+
+  // Returns the text streamed into this AssertionResult. Test assertions
+  // use it when they fail (i.e., the predicate's outcome doesn't match the
+  // assertion's expectation). When nothing has been streamed into the
+  // object, returns an empty string.
+  const char* message() const {
+    return message_ != nullptr ? message_->c_str() : "";
+  }
+};
+
+}  // namespace testing
+`;
+
 describe("C++ declarations wrapped in macros", () => {
   it("reads the class and functions behind export, inline and noexcept macros by their own names and lines", async () => {
-    const { node } = await builtProject({ "include/spdlog/async_logger.h": SPDLOG_HEADER, "include/spdlog/async_logger-inl.h": SPDLOG_INL });
+    const { node } = await builtProject({ "include/spdlog/async_logger.h": SPDLOG_HEADER, "include/spdlog/async_logger-inl.h": SPDLOG_INL, "gtest/gtest-assertion-result.h": GTEST_ASSERTION_RESULT });
     expect(node("include/spdlog/async_logger.h::spdlog.async_logger")).toMatchObject({ type: "class", line_start: 6, line_end: 14 });
     expect(node("include/spdlog/async_logger.h::spdlog.sinks.rotating_file_sink")).toMatchObject({ type: "class", line_start: 18, line_end: 26 });
     expect(node("include/spdlog/async_logger.h::spdlog.async_logger").signature).toMatch(/^class SPDLOG_API async_logger final : public std::enable_shared_from_this<async_logger>/);
@@ -178,5 +204,7 @@ describe("C++ declarations wrapped in macros", () => {
     expect(node(`${inl}spdlog.details.os.now`)).toMatchObject({ type: "function", line_start: 19, line_end: 21, signature: "spdlog::log_clock::time_point now() SPDLOG_NOEXCEPT" });
     expect(node(`${inl}spdlog.details.os.getenv`)).toMatchObject({ type: "function", line_start: 23, line_end: 26 });
     expect(node(`${inl}spdlog.details.os.parse_align`)).toMatchObject({ type: "function", line_start: 28, line_end: 30 });
+    expect(node("gtest/gtest-assertion-result.h::testing.AssertionResult")).toMatchObject({ type: "class", line_start: 3, line_end: 21 });
+    expect(node("gtest/gtest-assertion-result.h::testing.AssertionResult.message")).toMatchObject({ type: "method", line_start: 18, line_end: 20 });
   });
 });

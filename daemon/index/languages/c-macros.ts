@@ -44,9 +44,8 @@ export function withoutDeclarationMacros(source: string): string {
   };
   for (let i = 0; i < toks.length; i++) {
     if (!isMacro(toks[i]) || blanked.has(i)) continue;
-    const last = invocationEnd(toks, i);
     // Every macro of a run (`FMT_CONSTEXPR FMT_INLINE`), with their arguments.
-    let end = last;
+    let end = invocationEnd(toks, i);
     while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1);
     const before = toks[i - 1];
     const next = toks[end + 1];

@@ -35,7 +35,8 @@ const isWord = (t: Tok | undefined) => !!t && /^[A-Za-z_]/.test(t.text);
 export function withoutDeclarationMacros(source: string): string {
   const toks = tokens(source);
   const types = typeNames(toks);
-  const isMacro = (t: Tok | undefined) => !!t && t.text.length > 1 && MACRO_WORD.test(t.text) && !types.has(t.text);
+  // The first letter first: most tokens are no upper-case word, and the test runs on every one.
+  const isMacro = (t: Tok | undefined) => !!t && t.text.length > 1 && upperOrUnderscore(t.text.charCodeAt(0)) && MACRO_WORD.test(t.text) && !types.has(t.text);
   const blank: [number, number][] = [];
   const blanked = new Set<number>();
   const drop = (from: number, to: number) => {
@@ -73,9 +74,16 @@ export function withoutDeclarationMacros(source: string): string {
     i = end;
   }
   if (!blank.length) return source;
-  const chars = source.split("");
-  for (const [s, e] of blank) for (let k = s; k < e; k++) if (chars[k] !== "\n" && chars[k] !== "\r") chars[k] = " ";
-  return chars.join("");
+  blank.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let at = 0;
+  for (const [s, e] of blank) {
+    if (e <= at) continue;
+    const from = Math.max(s, at);
+    out += source.slice(at, from) + source.slice(from, e).replace(/[^\r\n]/g, " ");
+    at = e;
+  }
+  return out + source.slice(at);
 }
 
 /** Past the `[[…]]` attributes starting at `j`. */
@@ -251,8 +259,9 @@ function tokens(src: string): Tok[] {
       continue;
     }
     const start = i;
-    if (/[A-Za-z_]/.test(c)) {
-      while (i < src.length && /[A-Za-z0-9_]/.test(src[i])) i++;
+    const code = src.charCodeAt(i);
+    if (identStart(code)) {
+      while (i < src.length && identPart(src.charCodeAt(i))) i++;
       // Raw strings: R"delim( … )delim", with any encoding prefix.
       if (src[i] === '"' && /^(u8|u|U|L)?R$/.test(src.slice(start, i))) {
         const open = src.indexOf("(", i);
@@ -262,9 +271,9 @@ function tokens(src: string): Tok[] {
       } else if ((src[i] === '"' || src[i] === "'") && /^(u8|u|U|L)$/.test(src.slice(start, i))) {
         i = quoted(src, i);
       }
-    } else if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(src[i + 1] ?? ""))) {
+    } else if (digit(code) || (c === "." && digit(src.charCodeAt(i + 1)))) {
       // Digit separators (1'000) and exponents belong to the number.
-      while (i < src.length && /[0-9A-Za-z_.']/.test(src[i])) i++;
+      for (let k = src.charCodeAt(i); i < src.length && (identPart(k) || k === 46 || k === 39); k = src.charCodeAt(++i));
     } else if (c === '"' || c === "'") {
       i = quoted(src, i);
     } else if ((c === ":" && src[i + 1] === ":") || (c === "-" && src[i + 1] === ">") || (c === "&" && src[i + 1] === "&")) {
@@ -276,6 +285,12 @@ function tokens(src: string): Tok[] {
   }
   return out;
 }
+
+const upperOrUnderscore = (k: number) => (k >= 65 && k <= 90) || k === 95;
+// Character classes by code (a regular expression per character cost most of the scan).
+const digit = (k: number) => k >= 48 && k <= 57;
+const identStart = (k: number) => (k >= 65 && k <= 90) || (k >= 97 && k <= 122) || k === 95;
+const identPart = (k: number) => identStart(k) || digit(k);
 
 /** The end of a string or character literal opening at `i` (at the line's end if unclosed). */
 function quoted(src: string, i: number): number {

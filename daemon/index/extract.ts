@@ -319,8 +319,9 @@ function implName(text: string): string {
 }
 
 /**
- * The file's tree; where it holds syntax errors and the language's lenient source parses without,
- * that tree (same positions: definitions' code and signatures are still read from `source`).
+ * The file's tree; where it holds syntax errors and the language's lenient source parses without (or,
+ * `lenientPartly`, with fewer), that tree (same positions: definitions' code and signatures are still
+ * read from `source`).
  */
 function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tree | null {
   const tree = parser.parse(source);
@@ -328,12 +329,27 @@ function parseLeniently(parser: Parser, source: string, spec: LanguageSpec): Tre
   const alt = spec.lenientSource(source);
   if (alt === source) return tree;
   const again = parser.parse(alt);
-  if (!again || again.rootNode.hasError) {
+  if (!again || (again.rootNode.hasError && (!spec.lenientPartly || errorSize(again.rootNode) >= errorSize(tree.rootNode)))) {
     again?.delete();
     return tree;
   }
   tree.delete();
   return again;
+}
+
+/**
+ * How much of a tree its errors spoil: the bytes its ERROR nodes cover, and one for each missing
+ * token (a test file's one `TEST_CASE("x") {` must not cost the file its other repairs).
+ */
+function errorSize(root: TSNode): number {
+  let size = 0;
+  const visit = (n: TSNode) => {
+    if (n.type === "ERROR") size += Math.max(1, n.endIndex - n.startIndex);
+    else if (n.isMissing) size += 1;
+    else for (const c of n.children) if (c && (c.hasError || c.isMissing)) visit(c);
+  };
+  visit(root);
+  return size;
 }
 
 function signatureOf(def: TSNode, source: string, whole = false): string {

@@ -92,3 +92,119 @@ describe("Objective-C read as C, Objective-C++ as C++", () => {
     expect(edge("Sources/Bridge.mm::bridge.Router.route", "Sources/Geometry.m::geo_distance")).toBe(true);
   });
 });
+
+/**
+ * Declarations wrapped in export, inline and noexcept macros, as spdlog (MIT) writes them (lines of
+ * its async_logger.h, sinks/rotating_file_sink.h, async_logger-inl.h and details/os-inl.h, abridged)
+ * and fmt's `FMT_CONSTEXPR FMT_INLINE`: the grammar cannot expand the macros, and left the class an
+ * ERROR named after nothing and the methods in ERROR regions. The sink's `= {}` default is an error
+ * of the grammar's own, which stays.
+ */
+const SPDLOG_HEADER = `#pragma once
+#include <spdlog/logger.h>
+
+namespace spdlog {
+
+class SPDLOG_API async_logger final : public std::enable_shared_from_this<async_logger>,
+                                      public logger {
+public:
+    std::shared_ptr<logger> clone(std::string new_name) override;
+
+protected:
+    void sink_it_(const details::log_msg &msg) override;
+    void flush_() override;
+};
+
+namespace sinks {
+template <typename Mutex>
+class rotating_file_sink final : public base_sink<Mutex> {
+public:
+    rotating_file_sink(filename_t base_filename,
+                       std::size_t max_size,
+                       std::size_t max_files,
+                       bool rotate_on_open = false,
+                       const file_event_handlers &event_handlers = {});
+    static filename_t calc_filename(const filename_t &filename, std::size_t index);
+};
+}  // namespace sinks
+}  // namespace spdlog
+`;
+
+const SPDLOG_INL = `#pragma once
+#include <spdlog/async_logger.h>
+
+// send the log message to the thread pool
+SPDLOG_INLINE void spdlog::async_logger::sink_it_(const details::log_msg &msg) {
+    post_async_log(shared_from_this(), msg);
+}
+
+SPDLOG_INLINE std::shared_ptr<spdlog::logger> spdlog::async_logger::clone(std::string new_name) {
+    auto cloned = std::make_shared<spdlog::async_logger>(*this);
+    cloned->name_ = std::move(new_name);
+    return cloned;
+}
+
+namespace spdlog {
+namespace details {
+namespace os {
+
+SPDLOG_INLINE spdlog::log_clock::time_point now() SPDLOG_NOEXCEPT {
+    return log_clock::now();
+}
+
+std::string SPDLOG_INLINE getenv(const char *field) {
+    char *buf = ::getenv(field);
+    return buf ? buf : std::string{};
+}
+
+FMT_CONSTEXPR FMT_INLINE auto parse_align(const char* begin) -> const char* {
+    return begin;
+}
+
+}  // namespace os
+}  // namespace details
+}  // namespace spdlog
+`;
+
+/** googletest's (BSD-3-Clause) gtest-assertion-result.h, abridged: an export macro beside an attribute. */
+const GTEST_ASSERTION_RESULT = `namespace testing {
+
+class GTEST_API_ [[nodiscard]] AssertionResult {
+ public:
+  // Copy constructor.
+  // Used in EXPECT_TRUE/FALSE(assertion_result).
+  AssertionResult(const AssertionResult& other);
+
+  template <typename T,
+            std::enable_if_t<!std::is_convertible_v<const T&, AssertionResult>,
+                             int> = 0>
+  explicit AssertionResult(const T& success) : success_(success) {}
+
+  // Returns the text streamed into this AssertionResult. Test assertions
+  // use it when they fail (i.e., the predicate's outcome doesn't match the
+  // assertion's expectation). When nothing has been streamed into the
+  // object, returns an empty string.
+  const char* message() const {
+    return message_ != nullptr ? message_->c_str() : "";
+  }
+};
+
+}  // namespace testing
+`;
+
+describe("C++ declarations wrapped in macros", () => {
+  it("reads the class and functions behind export, inline and noexcept macros by their own names and lines", async () => {
+    const { node } = await builtProject({ "include/spdlog/async_logger.h": SPDLOG_HEADER, "include/spdlog/async_logger-inl.h": SPDLOG_INL, "gtest/gtest-assertion-result.h": GTEST_ASSERTION_RESULT });
+    expect(node("include/spdlog/async_logger.h::spdlog.async_logger")).toMatchObject({ type: "class", line_start: 6, line_end: 14 });
+    expect(node("include/spdlog/async_logger.h::spdlog.sinks.rotating_file_sink")).toMatchObject({ type: "class", line_start: 18, line_end: 26 });
+    expect(node("include/spdlog/async_logger.h::spdlog.async_logger").signature).toMatch(/^class SPDLOG_API async_logger final : public std::enable_shared_from_this<async_logger>/);
+    const inl = "include/spdlog/async_logger-inl.h::";
+    expect(node(`${inl}async_logger.sink_it_`)).toMatchObject({ type: "method", line_start: 5, line_end: 7, parent: "include/spdlog/async_logger.h::spdlog.async_logger", docstring: "send the log message to the thread pool" });
+    expect(node(`${inl}async_logger.clone`)).toMatchObject({ type: "method", line_start: 9, line_end: 13 });
+    expect(node(`${inl}spdlog.details.os.now`)).toMatchObject({ type: "function", line_start: 19, line_end: 21, signature: "spdlog::log_clock::time_point now() SPDLOG_NOEXCEPT" });
+    expect(node(`${inl}spdlog.details.os.getenv`)).toMatchObject({ type: "function", line_start: 23, line_end: 26 });
+    expect(node(`${inl}spdlog.details.os.parse_align`)).toMatchObject({ type: "function", line_start: 28, line_end: 30 });
+    expect(node("gtest/gtest-assertion-result.h::testing.AssertionResult")).toMatchObject({ type: "class", line_start: 3, line_end: 21 });
+    expect(node("gtest/gtest-assertion-result.h::testing.AssertionResult.message")).toMatchObject({ type: "method", line_start: 18, line_end: 20 });
+  });
+});

@@ -56,6 +56,12 @@ export interface LanguageSpec {
    * list leaves the whole class an ERROR, its methods loose functions).
    */
   lenientSource?(source: string): string;
+  /**
+   * The lenient parse is kept when its errors cover fewer bytes, not only when it has none: its
+   * source only blanks what the grammar cannot read (C's macros), never joins code that was apart
+   * (C#'s blanked `#if`/`#else` keeps both branches, which parses worse than it counts).
+   */
+  lenientPartly?: boolean;
   /** Documentation attached to a definition (docstring or leading comment), plain text. */
   docstring(def: TSNode, kind: NodeKind): string;
   /** Base classes or implemented interfaces named by a class-like definition. */

@@ -7,7 +7,7 @@ import { fileStamps, sizeStamp, stateDirs } from "../../shared/paths.js";
 import { ensureOwnDir } from "../../shared/own-files.js";
 import { redactSecrets } from "../secrets/scan.js";
 import { openStore } from "../store/open.js";
-import type { BuildDelta, Clustering, FileRow, FillVector, IndexStore, Unfilled } from "../store/types.js";
+import type { BuildDelta, Clustering, FileRow, IndexStore, Unfilled } from "../store/types.js";
 import { carryCommunities, detectCommunities, nameCommunities, recountCommunities, type CommunityResult } from "./communities.js";
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
@@ -20,7 +20,7 @@ import { graphSourceOf, runExternalGenerator } from "./external.js";
 import { graphFileBuiltAt, readGraphFile, writeGraphFile, type GraphFileState } from "./graph-file.js";
 import { languageForPath } from "./languages/registry.js";
 import { unsupportedCounts, unsupportedList, unsupportedOf, type UnsupportedCount } from "./languages/unsupported.js";
-import { ParsePool, type Filled, type Prepared } from "./parse-pool.js";
+import { ParsePool, type Prepared } from "./parse-pool.js";
 import { GraphResolver, leanExtract, type NodeRecord } from "./resolve.js";
 import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
@@ -425,7 +425,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
           filling: deferred ? FILLING.join(",") : resume ? stored.filling : "",
         },
       };
-      const applied = await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
+      await store.apply(clustering ? { ...change, clustering } : { ...change, communities, communityOf });
       opts.graphFile?.changed(cfg.root, stored.built_at, builtAt, force || reclustered || !graph.resolver ? "all" : changedInGraph(graph, removed));
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
@@ -451,7 +451,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       const answerable = finish({ changed_paths: [...graph.touched], rows_changed: [...removed, ...upserts.map((u) => u.row.path)], reclustered, recluster_due: due, nodes_processed: delta.length, nodes_embedded: embedded, communities: communities.length, node_count: graph.nodeCount, edge_count: graph.edgeCount, files_indexed: scan.current.size, files_changed: scan.changed.filter((c) => c.source !== undefined).length, files_removed: removed.length }, scan);
       if (resume) return await resumeFill(answerable);
       if (!deferred) return answerable;
-      scheduleFill(opts.fill!, cfg, write!, { delta, firstRowid: applied!.firstNodeRowid, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) }, { embedder, pool, rows, answerable, t0, stop: opts.fillStop }, opts.fillReleased);
+      scheduleFill(opts.fill!, cfg, write!, { delta, sources: new Map([...scanned].filter(([p]) => fresh.has(p))) }, { embedder, pool, rows, answerable, t0, stop: opts.fillStop }, opts.fillReleased);
       return { ...answerable, filling: [...FILLING, "graph.json"] };
     } finally {
       if (!opts.pool) await pool.close();
@@ -730,38 +730,29 @@ async function storedCommunities(store: IndexStore): Promise<{ communityOf: Map<
 }
 
 /**
- * Hands a whole-tree build's fill to `fill`: graph.json, and meanwhile the vectors and token counts
- * (once `stats` shows nothing filling, graph.json is written too). The job is made here, outside buildIndex, so
+ * Hands a whole-tree build's fill to `fill`: graph.json first (once `stats` shows nothing filling, it
+ * is written too), then the vectors and token counts. The job is made here, outside buildIndex, so
  * it holds what the fill needs and no more: none of the build's extracts, sources and graph, which a
  * closure made in buildIndex kept alive through the fill (Go's src: the build's process at 741 MB
  * when it answered, 1,060 MB while writing graph.json). The nodes and sources become the fill's work
- * once the build has answered (each node's embedding text made as its part is asked for: 1 s at Go's
- * src made all at once, before the workers had anything), and each part's go once it is written.
+ * (the nodes' embedding texts, 1 s at Go's src) once the build has answered, then are let go.
  */
 function scheduleFill(
   fill: NonNullable<BuildOptions["fill"]>,
   cfg: ResolvedConfig,
   write: () => Promise<void>,
-  input: { delta: BuildDelta["nodes"]; firstRowid: number; sources: Map<string, string> },
+  input: { delta: BuildDelta["nodes"]; sources: Map<string, string> },
   a: Omit<Parameters<typeof fillIndex>[1], "work">,
   released?: () => void,
 ): void {
   let held: typeof input | undefined = input;
   fill(async () => {
     released?.();
-    const work = buildFill(held!.delta, held!.firstRowid, held!.sources, a.rows ?? new Map());
+    const work = buildFill(held!.delta, held!.sources, a.rows ?? new Map());
     held = undefined;
     released?.();
-    // graph.json is written (on a thread of its own in the daemon) while the workers embed and count,
-    // its thread started once the build's rows are collected; the part that clears `filling` waits for it.
-    const graph = graphWritten(cfg, write);
-    graph.catch(() => {});
-    try {
-      return await fillIndex(cfg, { ...a, work, graph });
-    } finally {
-      // A fill that failed or stopped still ends after its graph.json: the next build finds it written.
-      await graph.catch(() => {});
-    }
+    await graphWritten(cfg, write);
+    return fillIndex(cfg, { ...a, work });
   });
 }
 
@@ -814,12 +805,11 @@ async function embedNodes(
   return { delta, embedded };
 }
 
-/** A node a fill embeds: where it was written (rowid), its text hash as written, and its embedding text (made when its part comes). */
+/** A node a fill embeds: its text hash as written, and its embedding text. */
 interface FillNode {
-  rowid: number;
   id: string;
   textHash: string;
-  text: () => string;
+  text: string;
 }
 
 /** What a fill does: the nodes it embeds by file, and the files whose tokens it counts (their hash as indexed) with their text. */
@@ -851,15 +841,14 @@ function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: numb
   return parts;
 }
 
-/** The fill of a whole-tree build just written (its nodes from rowid `first` on, in order): every node of `delta`, every file parsed. */
-function buildFill(delta: BuildDelta["nodes"], first: number, sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
+/** The fill of a whole-tree build just written: every node of `delta`, every file parsed. */
+function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
   const children = childNamesByParent(delta.map((d) => d.node));
   const byFile = new Map<string, FillNode[]>();
-  for (const [i, { node, fileWords, textHash }] of delta.entries()) {
-    // The very text an inline build embeds (a script's module carries its file's words too), made as
-    // its part is asked for: the workers start on the first part at once, not after all 60K texts.
-    const text = () => nodeDocuments(node, children.get(node.id) ?? [], fileWords).text;
-    push(byFile, node.file_path, { rowid: first + i, id: node.id, textHash, text });
+  for (const d of delta) {
+    // The very text an inline build embeds (a script's module carries its file's words too).
+    const text = nodeDocuments(d.node, children.get(d.node.id) ?? [], d.fileWords).text;
+    push(byFile, d.node.file_path, { id: d.node.id, textHash: d.textHash, text });
   }
   const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));
   // Each text is let go once its part has it.
@@ -891,8 +880,7 @@ async function resumedFill(cfg: ResolvedConfig, dim: number, redact: boolean): P
     // Written under the stored hash either way: a text that reads back differently (children of
     // another file listed in another order) still gets the nearest vector there is.
     if (docs.hash !== n.text_hash) remade++;
-    const text = docs.text;
-    push(byFile, n.file_path, { rowid: n.rowid, id: n.id, textHash: n.text_hash, text: () => text });
+    push(byFile, n.file_path, { id: n.id, textHash: n.text_hash, text: docs.text });
   }
   if (remade) log.debug("fill resumed: some texts read back differently from the index", { nodes: remade });
   const counts = new Map(left.files.map((f) => [f.path, f.hash]));
@@ -923,40 +911,37 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal; graph?: Promise<void> },
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
 ): Promise<BuildResult> {
   const t1 = performance.now();
   const { byFile, counts, sourceOf } = a.work;
   const paths = [...new Set([...counts.keys(), ...byFile.keys()])].sort();
   const inWorkers = /^(builtin|trained)-/.test(a.embedder.id) ? a.embedder.id : undefined;
+  const { countTokens } = await tokenCounter();
   const store = await openStore(cfg, { mode: "build", dim: a.embedder.dim, batchSize: cfg.build.batchSize });
   let total = 0;
   let embedded = 0;
   let counted = 0;
-  // Where the fill's time goes: waiting on the workers' part, and writing it.
-  let waitMs = 0;
-  let writeMs = 0;
-  let graphWaitMs = 0;
   const parts = fillParts(paths, byFile, cfg.build.batchSize);
-  const jobOf = (p: string) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text()) });
-  const stream = a.pool.fillParts(parts, jobOf, inWorkers, async () => (await tokenCounter()).countTokens, { oneWorkerUntil: a.graph });
+  const ask = (part: string[]) => a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
+  let asked: ReturnType<typeof ask> | undefined;
   try {
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
       // and the daemon's word to stop (or its disconnect) is only read here.
       if (i > 0) await new Promise((r) => setImmediate(r));
       if (a.stop?.aborted) throw new CodememError("BUILD_CANCELLED", "The build's fill was stopped between its parts; what it wrote stays, and the next build fills the rest.");
-      const tw = performance.now();
-      // The workers go on with the next parts while this one is written (a stop drops what they made of them).
-      const filled = (await stream.next()).value as Map<string, Filled>;
-      waitMs += performance.now() - tw;
-      const vectors: FillVector[] = [];
+      const filled = await (asked ?? ask(part));
+      // The workers take the next part while this one is written (a stop drops what they made of it).
+      asked = i + 1 < parts.length ? ask(parts[i + 1]) : undefined;
+      asked?.catch(() => {});
+      const vectors: { id: string; textHash: string; vector: Float32Array }[] = [];
       const toEmbed: { i: number; text: string }[] = [];
       for (const p of part) {
         const got = filled.get(p)?.vectors;
         for (const [k, n] of (byFile.get(p) ?? []).entries()) {
-          vectors.push({ rowid: n.rowid, id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
-          if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text() });
+          vectors.push({ id: n.id, textHash: n.textHash, vector: got?.[k] ?? new Float32Array(0) });
+          if (!got) toEmbed.push({ i: vectors.length - 1, text: n.text });
         }
       }
       for (let e = 0; e < toEmbed.length; e += cfg.build.batchSize) {
@@ -968,20 +953,9 @@ async function fillIndex(
         const n = filled.get(p)?.tokens;
         return counts.has(p) && n !== undefined ? [{ path: p, hash: counts.get(p)!, tokens: n }] : [];
       });
-      const last = i === parts.length - 1;
-      // graph.json, written meanwhile, comes before the part that clears `filling`.
-      if (last && a.graph) {
-        const tg = performance.now();
-        await a.graph;
-        graphWaitMs = performance.now() - tg;
-      }
-      const tf = performance.now();
-      total = await store.fill!({ vectors, tokens }, { last });
-      writeMs += performance.now() - tf;
+      total = await store.fill!({ vectors, tokens }, { last: i === parts.length - 1 });
       embedded += vectors.length;
       counted += tokens.length;
-      // A part written lets go of its nodes (and what their texts were made of).
-      for (const p of part) byFile.delete(p);
       // The warm rows carry the counts: an incremental build's total moves by a file's count from here.
       for (const t of tokens) {
         const row = a.rows?.get(t.path);
@@ -989,12 +963,11 @@ async function fillIndex(
       }
     }
   } finally {
-    await stream.return(undefined);
     a.pool.idle();
     await store.close();
   }
   const result: BuildResult = { ...a.answerable, filling: [], nodes_embedded: a.answerable.nodes_embedded + embedded, time_elapsed: Math.round(performance.now() - a.t0) / 1000 };
-  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), wait_ms: Math.round(waitMs), write_ms: Math.round(writeMs), graph_wait_ms: Math.round(graphWaitMs), parts: parts.length, time_elapsed: result.time_elapsed });
+  log.debug("build filled", { nodes_embedded: embedded, files_counted: counted, total_tokens: total, fill_ms: Math.round(performance.now() - t1), time_elapsed: result.time_elapsed });
   return result;
 }
 

@@ -56,16 +56,8 @@ export interface Prepared {
   extracts: Map<string, Buffer>;
 }
 
-/** Fill jobs each worker holds at once (one job is a file's texts and tokens: a few ms; a part's write, ~50 ms). */
-const FILL_DEPTH = 24;
-/** Parts of a fill the workers may run ahead of the one being written. */
-const FILL_AHEAD = 2;
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+/** Fill jobs each worker holds at once (one job is a file's texts and tokens: a few ms). */
+const FILL_DEPTH = 8;
 
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
 class WorkerLost extends Error {}
@@ -166,94 +158,29 @@ export class ParsePool {
 
   /**
    * A build's fill on the workers: each file's tokens counted and, with `embedder` (the built-in or
-   * trained one's id), its texts embedded; its parts answered in order, each part's files by path. The workers go on with the parts
-   * after the one the caller is writing (up to FILL_AHEAD of them) instead of waiting for its write
-   * and, between parts, for the part's last file (Go's src: they sat idle a third of the fill).
-   * A part's jobs (`jobOf` of its paths) are made once it comes within reach, so its sources are
-   * copied no earlier. Fewer than 24 files in all, and a worker lost under a job, leave their jobs to
-   * this thread, without vectors (the caller embeds them).
+   * trained one's id), its texts embedded. Few jobs, or one worker, count here and embed nothing
+   * (the caller embeds what comes back without vectors).
    */
-  async *fillParts(parts: string[][], jobOf: (path: string) => FillJob, embedder: string | undefined, counter: () => Promise<(source: string) => number>, opts: { oneWorkerUntil?: Promise<unknown> } = {}): AsyncGenerator<Map<string, Filled>> {
-    const count = parts.length;
-    const jobs: FillJob[][] = [];
-    const made = (i: number) => (jobs[i] ??= parts[i].map(jobOf));
-    // This thread loads the token counter only for files it counts itself (its rank table: ~0.5 s, 20 MB).
-    const here = async (j: FillJob): Promise<Filled> => ({ tokens: j.source === undefined ? undefined : (await counter())(j.source) });
-    if (this.size <= 1 || parts.reduce((n, p) => n + p.length, 0) < 24) {
-      for (let i = 0; i < count; i++) {
-        const got = new Map<string, Filled>();
-        for (const j of made(i)) got.set(j.path, await here(j));
-        yield got;
-      }
-      return;
+  async fillAll(jobs: FillJob[], embedder: string | undefined, count: (source: string) => number): Promise<Map<string, Filled>> {
+    const out = new Map<string, Filled>();
+    if (jobs.length < 24 || this.size <= 1) {
+      for (const j of jobs) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
+      return out;
     }
-    // One worker while `oneWorkerUntil` (graph.json's thread) holds the other core and its memory.
-    this.start(opts.oneWorkerUntil ? 1 : this.size);
-    const out = Array.from({ length: count }, () => new Map<string, Filled>());
-    const left: number[] = [];
-    const ready = Array.from({ length: count }, () => deferred());
-    let at = { part: 0, job: 0 };
-    let written = 0;
-    let stopped = false;
-    let waiting: (() => void)[] = [];
-    const wake = () => {
-      for (const w of waiting) w();
-      waiting = [];
-    };
-    /** The next job for a lane, "wait" when it lies beyond reach, undefined when none is left. */
-    const take = (): { part: number; job: FillJob } | "wait" | undefined => {
-      while (at.part < count) {
-        if (at.part > written + FILL_AHEAD) return "wait";
-        const part = made(at.part);
-        left[at.part] ??= part.length;
-        if (part.length === 0) ready[at.part].resolve();
-        if (at.job < part.length) return { part: at.part, job: part[at.job++] };
-        at = { part: at.part + 1, job: 0 };
-      }
-      return undefined;
-    };
+    this.start();
+    let cursor = 0;
     const lane = async (w: Worker) => {
-      while (!stopped && this.workers.includes(w)) {
-        const next = take();
-        if (next === undefined) return;
-        if (next === "wait") {
-          await new Promise<void>((r) => waiting.push(r));
-          continue;
-        }
-        const filled = await this.ask<Filled>(w, { fill: true, source: next.job.source, texts: next.job.texts, embedder }).catch(() => undefined);
-        if (filled) out[next.part].set(next.job.path, filled);
-        if (--left[next.part] === 0) ready[next.part].resolve();
+      while (cursor < jobs.length && this.workers.includes(w)) {
+        const j = jobs[cursor++];
+        const filled = await this.ask<Filled>(w, { fill: true, source: j.source, texts: j.texts, embedder }).catch(() => undefined);
+        if (filled) out.set(j.path, filled);
       }
     };
-    // Several jobs in hand per worker: it goes on with them while this thread writes a part.
-    const lanesOf = (ws: Worker[]) => Promise.all(ws.flatMap((w) => Array.from({ length: FILL_DEPTH }, () => lane(w))));
-    const first = [...this.workers];
-    const lanes: Promise<unknown>[] = [lanesOf(first)];
-    if (opts.oneWorkerUntil) {
-      const then = opts.oneWorkerUntil.catch(() => {}).then(() => {
-        if (stopped) return;
-        this.start();
-        return lanesOf(this.workers.filter((w) => !first.includes(w)));
-      });
-      lanes.push(then.then(() => undefined));
-    }
-    // Lanes that all ended (their workers lost) leave every part to this thread.
-    const lanesEnded = Promise.all(lanes).then(() => undefined);
-    try {
-      for (let i = 0; i < count; i++) {
-        await Promise.race([ready[i].promise, lanesEnded]);
-        const got = out[i];
-        for (const j of made(i)) if (!got.has(j.path)) got.set(j.path, await here(j));
-        yield got;
-        out[i] = new Map();
-        jobs[i] = [];
-        written = i + 1;
-        wake();
-      }
-    } finally {
-      stopped = true;
-      wake();
-    }
+    // Several jobs in hand per worker: it goes on with them while this thread writes a part (a build's fill).
+    await Promise.all(this.workers.flatMap((w) => Array.from({ length: FILL_DEPTH }, () => lane(w))));
+    // A worker lost under a job: what is left is done here, without vectors (the caller embeds them).
+    for (const j of jobs) if (!out.has(j.path)) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
+    return out;
   }
 
   /** Workers running now (started by the first job, gone after `close` or an idle spell). */
@@ -270,9 +197,9 @@ export class ParsePool {
     this.idleTimer.unref();
   }
 
-  private start(count = this.size): void {
+  private start(): void {
     clearTimeout(this.idleTimer);
-    while (this.workers.length < Math.min(count, this.size)) {
+    while (this.workers.length < this.size) {
       // A worker's heap only holds the file in hand and its extract: cap it so idle garbage is collected early.
       const w = new Worker(new URL("./parse-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
       // A worker that dies (out of heap on a pathological file, a crash) fails its jobs, never hangs the build.

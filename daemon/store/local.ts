@@ -12,7 +12,7 @@ import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { deflateApart, deflateText, extractJob, textJob, type NodeText } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
-import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type Applied, type FillVector, type LexicalHit, type OpenStoreOptions, type PendingDelta, type Unfilled, type UnfilledNode } from "./types.js";
+import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta, type Unfilled, type UnfilledNode } from "./types.js";
 
 const CATALOG_COLUMNS = "rowid, id, name, type, file_path, qualified_name, signature, docstring, description, line_start, line_end, language, parent, community";
 type CatalogRow = [number, string, string, string, string, string, string, string, string, number, number, string, string | null, number];
@@ -406,27 +406,27 @@ export class LocalStore implements IndexStore {
       if (withVector.has(rowid)) continue;
       const blob = text.get(rowid) as Buffer | undefined;
       const [code, , , , , , , fileWords] = blob ? nodeText(blob, this.target) : ["", "", "", "", "", "", "", null];
-      nodes.push({ ...n, rowid, code, fileWords: fileWords ?? undefined });
+      nodes.push({ ...n, code, fileWords: fileWords ?? undefined });
     }
     const files = db.prepare("SELECT path, hash FROM files WHERE tokens = 0 ORDER BY path").all() as { path: string; hash: string }[];
     return { nodes, childNames, files };
   }
 
-  async fill(f: { vectors: FillVector[]; tokens: { path: string; hash: string; tokens: number }[] }, opts: { last: boolean } = { last: true }): Promise<number> {
+  async fill(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }, opts: { last: boolean } = { last: true }): Promise<number> {
     const db = this.db;
+    const nodeOf = db.prepare("SELECT rowid, text_hash FROM nodes WHERE id = ?");
     const hasVec = db.prepare("SELECT 1 FROM vec_nodes WHERE rowid = ?").pluck();
-    // The row found by the rowid its build gave it, and still that node's text: one statement where a
-    // look-up by id and an update took two (Go's src: 60K of each).
-    const setScale = db.prepare("UPDATE nodes SET vec_scale = ? WHERE rowid = ? AND id = ? AND text_hash = ?");
     const insVec = db.prepare("INSERT INTO vec_nodes(rowid, embedding) VALUES (?, vec_int8(?))");
+    const setScale = db.prepare("UPDATE nodes SET vec_scale = ? WHERE rowid = ?");
     const setTokens = db.prepare("UPDATE files SET tokens = ? WHERE path = ? AND hash = ?");
     db.exec("BEGIN");
     try {
-      for (const { rowid, id, textHash, vector } of f.vectors) {
-        if (vector.length === 0 || hasVec.get(BigInt(rowid)) !== undefined) continue;
+      for (const { id, textHash, vector } of f.vectors) {
+        const n = nodeOf.get(id) as { rowid: number; text_hash: string } | undefined;
+        if (!n || n.text_hash !== textHash || vector.length === 0 || hasVec.get(BigInt(n.rowid)) !== undefined) continue;
         const { q, scale } = quantize(vector);
-        if (setScale.run(scale, rowid, id, textHash).changes === 0) continue;
-        insVec.run(BigInt(rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+        insVec.run(BigInt(n.rowid), Buffer.from(q.buffer, q.byteOffset, q.byteLength));
+        setScale.run(scale, n.rowid);
       }
       for (const t of f.tokens) setTokens.run(t.tokens, t.path, t.hash);
       const total = db.prepare("SELECT coalesce(sum(tokens), 0) FROM files").pluck().get() as number;
@@ -443,7 +443,7 @@ export class LocalStore implements IndexStore {
   }
 
   /** Applies one build atomically: a concurrent reader sees the old index or the new one. */
-  async apply(delta: BuildDelta | PendingDelta): Promise<Applied> {
+  async apply(delta: BuildDelta | PendingDelta): Promise<void> {
     const db = this.db;
     const delNodesOfFile = db.prepare("SELECT n.rowid AS rowid, t.text AS text FROM nodes n LEFT JOIN node_text t ON t.rowid = n.rowid WHERE n.file_path = ?");
     const delNode = db.prepare("DELETE FROM nodes WHERE rowid = ?");
@@ -490,7 +490,6 @@ export class LocalStore implements IndexStore {
     };
     if (!apart) place(jobs.map(deflateText));
 
-    let first = 0;
     db.exec("BEGIN");
     try {
       for (const f of new Set([...delta.replaceNodesOf, ...delta.removedFiles])) {
@@ -512,7 +511,7 @@ export class LocalStore implements IndexStore {
       // of Go's src 4.1-4.5 s, table by table 3.4-3.5 s (its pages stay in the cache while it grows).
       // New nodes take the rowids after the highest left, as SQLite would give them: the rows keyed
       // by them go first, the node rows last, once a pending delta's communities are known.
-      first = (db.prepare("SELECT coalesce(max(rowid), 0) FROM nodes").pluck().get() as number) + 1;
+      const first = (db.prepare("SELECT coalesce(max(rowid), 0) FROM nodes").pluck().get() as number) + 1;
       const rowids = delta.nodes.map((_, i) => first + i);
       const quantized = delta.nodes.map(({ vector }) => quantize(vector));
       delta.nodes.forEach(({ lexical }, i) => insFts.run(rowids[i], lexical.name, lexical.qualified, lexical.signature, lexical.doc, lexical.path, lexical.body));
@@ -580,7 +579,6 @@ export class LocalStore implements IndexStore {
       throw new CodememError("DISK_FULL", `No space left on the disk holding ${this.target} (${freeMb(this.target)} MB free); the index is unchanged. Free space, then run \`codemem build\` again.`, { file: this.target });
     }
     this.applied = true;
-    return { firstNodeRowid: first };
   }
 
   /**

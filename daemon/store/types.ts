@@ -53,14 +53,14 @@ export interface IndexStore {
    * hold the thread ignore it.
    */
   catalog(files?: string[], opts?: { slice?: number }): Promise<CatalogNode[]>;
-  /** Applies one build atomically. The local backend answers where its node rows went (a fill finds them there). */
-  apply(delta: BuildDelta | PendingDelta): Promise<Applied | void>;
+  /** Applies one build atomically. */
+  apply(delta: BuildDelta | PendingDelta): Promise<void>;
   /**
-   * A deferred build's fill (build.ts, fillIndex), in one transaction: vectors of nodes still at
-   * `rowid` under `id`, holding `textHash` and no vector yet, tokens of files still of `hash`; sets
-   * the token total and clears `filling`. Answers the new total. Only the local backend defers.
+   * A deferred build's fill (build.ts, fillIndex), in one transaction: vectors of nodes still holding
+   * `textHash` and none yet, tokens of files still of `hash`; sets the token total and clears
+   * `filling`. Answers the new total. Only the local backend defers.
    */
-  fill?(f: { vectors: FillVector[]; tokens: { path: string; hash: string; tokens: number }[] }, opts?: { last: boolean }): Promise<number>;
+  fill?(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }, opts?: { last: boolean }): Promise<number>;
   /**
    * What an unfinished fill left (its process stopped or killed between parts): nodes without a
    * vector, with what their embedding text is made of, and files whose tokens are 0 (not counted yet,
@@ -202,7 +202,6 @@ export const LEXICAL_WEIGHTS = [8, 4, 2, 2.5, 3, 1] as const;
 
 /** A node a fill has not embedded yet: the fields its embedding text is made of (documents.ts, nodeDocuments) and its text hash as written. */
 export interface UnfilledNode {
-  rowid: number;
   id: string;
   name: string;
   qualified_name: string;
@@ -214,19 +213,6 @@ export interface UnfilledNode {
   text_hash: string;
   /** A module's file words. */
   fileWords?: string;
-}
-
-/** What the local backend's `apply` wrote: `delta.nodes[i]` went to rowid `firstNodeRowid + i`. */
-export interface Applied {
-  firstNodeRowid: number;
-}
-
-/** A node's vector for `IndexStore.fill`: the row the build wrote it to (rowid), and what that row must still hold. */
-export interface FillVector {
-  rowid: number;
-  id: string;
-  textHash: string;
-  vector: Float32Array;
 }
 
 /** See IndexStore.unfilled. */

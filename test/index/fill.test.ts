@@ -213,33 +213,3 @@ it("an index whose fill never ran (its build's process was killed) is filled by 
   await buildIndex(resolveConfig(full.root), { embedder, pool });
   expect(d).toEqual(dump(full.root));
 });
-
-it("a build between a whole-tree build's answer and its fill keeps what it wrote: the fill, finding the rows it was to fill replaced (their rowids taken again), leaves them; the index equals a full build", async () => {
-  const files = pythonFiles();
-  const p = makeProject(files);
-  const full = makeProject(files);
-  const pool = new ParsePool(2);
-  cleanups.push(p.cleanup, full.cleanup, () => pool.close());
-  const cfg = resolveConfig(p.root);
-  const embedder = await createEmbedder(cfg);
-  const cache: { value?: BuildCache } = {};
-  let job: (() => Promise<BuildResult>) | undefined;
-  await buildIndex(cfg, { embedder, pool, cache, fill: (j) => (job = j) });
-  // The file holding the highest rowids: its nodes written again take the same rowids, now other nodes'.
-  const db = new Database(path.join(p.root, "codegraph-out/codemem_db/index.db"), { readonly: true });
-  const last = db.prepare("SELECT file_path FROM nodes ORDER BY rowid DESC LIMIT 1").pluck().get() as string;
-  db.close();
-  for (const project of [p, full]) {
-    project.write(last, `def replaced_first(x):\n    return x\n\n${files[last]}`);
-    touchLater(path.join(project.root, last));
-  }
-  // Its own fill of what the first left (resumed) is dropped: the first's fill does it.
-  const between = await buildIndex(cfg, { embedder, pool, cache, fill: () => {} });
-  expect(between.files_changed).toBe(1);
-  const complete = await job!();
-  expect(complete.filling).toEqual([]);
-  const d = dump(p.root);
-  expect(d.nodes.every((n) => n.vector !== null)).toBe(true);
-  await buildIndex(resolveConfig(full.root), { embedder, pool });
-  expect(d).toEqual(dump(full.root));
-});

@@ -35,6 +35,7 @@ const isWord = (t: Tok | undefined) => !!t && /^[A-Za-z_]/.test(t.text);
 export function withoutDeclarationMacros(source: string): string {
   const toks = tokens(source);
   const types = typeNames(toks);
+  const pairs = parenPairs(toks);
   // The first letter first: most tokens are no upper-case word, and the test runs on every one.
   const isMacro = (t: Tok | undefined) => !!t && t.text.length > 1 && upperOrUnderscore(t.text.charCodeAt(0)) && MACRO_WORD.test(t.text) && !types.has(t.text);
   const blank: [number, number][] = [];
@@ -46,8 +47,8 @@ export function withoutDeclarationMacros(source: string): string {
   for (let i = 0; i < toks.length; i++) {
     if (!isMacro(toks[i]) || blanked.has(i)) continue;
     // Every macro of a run (`FMT_CONSTEXPR FMT_INLINE`), with their arguments.
-    let end = invocationEnd(toks, i);
-    while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1);
+    let end = invocationEnd(toks, i, pairs);
+    while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1, pairs);
     const before = toks[i - 1];
     const next = toks[end + 1];
     const key = toks[attributesBefore(toks, i) - 1]?.text ?? "";
@@ -62,7 +63,7 @@ export function withoutDeclarationMacros(source: string): string {
       // `SPDLOG_TRY {`: a statement keyword's stand-in before its block.
       const block = next?.text === "{" && end === i && before && (before.text === ";" || before.text === "{" || before.text === "}");
       if (lone || block || startsDeclaration(toks, end + 1, types)) drop(i, end);
-    } else if (afterParameters(toks, i)) {
+    } else if (afterParameters(toks, i, pairs)) {
       if (!next || AFTER_PARAMS.has(next.text)) drop(i, end);
     } else if (end === i && afterReturnType(before) && isWord(next) && /^(\(|::|<)$/.test(toks[end + 2]?.text ?? "")) {
       // `std::string SPDLOG_INLINE getenv(`, `void WINAPI f(`: a calling convention or attribute before the name.
@@ -114,15 +115,32 @@ function attributesBefore(toks: Tok[], i: number): number {
   return i;
 }
 
-/** The last token of the macro at `i`: its closing `)` when arguments follow it, else itself. */
-function invocationEnd(toks: Tok[], i: number): number {
-  if (toks[i + 1]?.text !== "(") return i;
-  let depth = 0;
-  for (let k = i + 1; k < toks.length; k++) {
-    if (toks[k].text === "(") depth++;
-    else if (toks[k].text === ")" && --depth === 0) return k;
+/** Each parenthesis's partner by token index (-1: none), found once: a scan per macro was quadratic on a file of unbalanced ones. */
+interface Pairs {
+  closeOf: Int32Array;
+  openOf: Int32Array;
+}
+
+function parenPairs(toks: Tok[]): Pairs {
+  const closeOf = new Int32Array(toks.length).fill(-1);
+  const openOf = new Int32Array(toks.length).fill(-1);
+  const open: number[] = [];
+  for (let k = 0; k < toks.length; k++) {
+    if (toks[k].text === "(") open.push(k);
+    else if (toks[k].text === ")" && open.length) {
+      const o = open.pop()!;
+      closeOf[o] = k;
+      openOf[k] = o;
+    }
   }
-  return i;
+  return { closeOf, openOf };
+}
+
+/** The last token of the macro at `i`: its closing `)` when arguments follow it, else itself. */
+function invocationEnd(toks: Tok[], i: number, pairs: Pairs): number {
+  if (toks[i + 1]?.text !== "(") return i;
+  const close = pairs.closeOf[i + 1];
+  return close < 0 ? i : close;
 }
 
 /** Whether a declaration may start at `i`: after a statement, a block, a template head, an access label or a specifier. */
@@ -160,10 +178,13 @@ function afterReturnType(t: Tok | undefined): boolean {
   return isWord(t) && !NOT_TYPE.has(t.text) && !MACRO_WORD.test(t.text);
 }
 
+/** How far back a template head is looked for: heads are short, and a scan per macro to the file's start would be quadratic. */
+const TEMPLATE_HEAD_TOKENS = 256;
+
 /** Whether the token at `i` is inside `template <…>` (the unmatched `<` before it follows `template`). */
 function inTemplateHead(toks: Tok[], i: number): boolean {
   let depth = 0;
-  for (let k = i - 1; k >= 0; k--) {
+  for (let k = i - 1; k >= Math.max(0, i - TEMPLATE_HEAD_TOKENS); k--) {
     const t = toks[k].text;
     if (t === ">" || t === ")") depth++;
     else if (t === "(" ) {
@@ -180,27 +201,21 @@ function inTemplateHead(toks: Tok[], i: number): boolean {
 const QUALIFIERS = new Set(["const", "volatile", "override", "final", "noexcept", "&", "&&"]);
 
 /** Whether the token at `i` follows a declarator's parameters and their qualifiers. */
-function afterParameters(toks: Tok[], i: number): boolean {
+function afterParameters(toks: Tok[], i: number, pairs: Pairs): boolean {
   let k = i - 1;
   while (k >= 0 && QUALIFIERS.has(toks[k].text)) k--;
-  return toks[k]?.text === ")" && closesParameters(toks, k);
+  return toks[k]?.text === ")" && closesParameters(toks, pairs.openOf[k]);
 }
 
-/** Whether the `)` at `i` ends a declarator's parameters (`f(int x)`, `operator()(…)`), not a condition or a cast. */
-function closesParameters(toks: Tok[], i: number): boolean {
-  let depth = 0;
-  for (let k = i; k >= 0; k--) {
-    if (toks[k].text === ")") depth++;
-    else if (toks[k].text === "(" && --depth === 0) {
-      const b = toks[k - 1];
-      if (!b) return false;
-      if (b.text === ">" || b.text === ")" || b.text === "]") return true;
-      // `operator=(…)`, `operator<<(…)`, `operator T*()`
-      for (let o = k - 1; o >= Math.max(0, k - 8) && !/^[;{}()]$/.test(toks[o].text); o--) if (toks[o].text === "operator") return true;
-      return isWord(b) && !NOT_DECLARATOR.has(b.text) && !MACRO_WORD.test(b.text);
-    }
-  }
-  return false;
+/** Whether the parentheses opening at `k` (-1: none) are a declarator's parameters (`f(int x)`, `operator()(…)`), not a condition or a cast. */
+function closesParameters(toks: Tok[], k: number): boolean {
+  if (k < 0) return false;
+  const b = toks[k - 1];
+  if (!b) return false;
+  if (b.text === ">" || b.text === ")" || b.text === "]") return true;
+  // `operator=(…)`, `operator<<(…)`, `operator T*()`
+  for (let o = k - 1; o >= Math.max(0, k - 8) && !/^[;{}()]$/.test(toks[o].text); o--) if (toks[o].text === "operator") return true;
+  return isWord(b) && !NOT_DECLARATOR.has(b.text) && !MACRO_WORD.test(b.text);
 }
 
 /** Names the file declares as types (`struct FOO {`, `typedef … FOO;`, `using FOO =`, `template <class FOO>`): never macros. */

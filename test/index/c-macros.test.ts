@@ -23,3 +23,12 @@ describe("C++ declaration macros", () => {
     expect(blanked("FOO_DEPRECATED(\"x\" void g();\n")).toEqual([]);
   });
 });
+
+describe("C++ declaration macros beside attributes", () => {
+  it("blanks an export macro beside [[attributes]], and not after brackets that open nothing", () => {
+    expect(blanked("class [[nodiscard]] FOO_API Bar {};\n")).toEqual(["FOO_API"]);
+    expect(blanked("class FOO_API [[deprecated]] Bar {};\n")).toEqual(["FOO_API"]);
+    // Unmatched ]] before a macro (once a scan to the file's start for each).
+    expect(blanked("x]] FOO_API y;\n".repeat(2000))).toEqual([]);
+  });
+});

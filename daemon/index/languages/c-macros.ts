@@ -51,11 +51,11 @@ export function withoutDeclarationMacros(source: string): string {
     while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1, pairs);
     const before = toks[i - 1];
     const next = toks[end + 1];
-    const key = toks[attributesBefore(toks, i) - 1]?.text ?? "";
+    const key = toks[attributesBefore(toks, i, pairs) - 1]?.text ?? "";
     if (/^(class|struct|union|enum)$/.test(key)) {
       // `class FOO_API Bar {`, `class [[nodiscard]] FOO_API Bar`, `class FOO_API [[nodiscard]] Bar`,
       // `enum class FOO_API E {` (not `struct FOO bar;`, C naming a struct FOO).
-      const name = attributesAfter(toks, end + 1);
+      const name = attributesAfter(toks, end + 1, pairs);
       if (isWord(toks[name]) && /^(\{|:|final|<)$/.test(toks[name + 1]?.text ?? "")) drop(i, end);
     } else if (atDeclarationStart(toks, i, blanked)) {
       // A lone macro after a statement (`FMT_END_NAMESPACE` before `}` or the end) stands for one.
@@ -87,35 +87,30 @@ export function withoutDeclarationMacros(source: string): string {
   return out + source.slice(at);
 }
 
-/** Past the `[[…]]` attributes starting at `j`. */
-function attributesAfter(toks: Tok[], j: number): number {
+/** Past the `[[…]]` attributes starting at `j` (past the end when one is never closed). */
+function attributesAfter(toks: Tok[], j: number, pairs: Pairs): number {
   while (toks[j]?.text === "[" && toks[j + 1]?.text === "[") {
-    let depth = 0;
-    for (; j < toks.length; j++) {
-      if (toks[j].text === "[") depth++;
-      else if (toks[j].text === "]" && --depth === 0) break;
-    }
-    j++;
+    const close = pairs.closeOf[j];
+    if (close < 0) return toks.length + 1;
+    j = close + 1;
   }
   return j;
 }
 
 /** The first of the `[[…]]` attributes ending right before `i` (else `i`). */
-function attributesBefore(toks: Tok[], i: number): number {
+function attributesBefore(toks: Tok[], i: number, pairs: Pairs): number {
   while (toks[i - 1]?.text === "]" && toks[i - 2]?.text === "]") {
-    let depth = 0;
-    let k = i - 1;
-    for (; k >= 0; k--) {
-      if (toks[k].text === "]") depth++;
-      else if (toks[k].text === "[" && --depth === 0) break;
-    }
-    if (k < 0) return i;
-    i = k;
+    const open = pairs.openOf[i - 1];
+    if (open < 0) return i;
+    i = open;
   }
   return i;
 }
 
-/** Each parenthesis's partner by token index (-1: none), found once: a scan per macro was quadratic on a file of unbalanced ones. */
+/**
+ * Each parenthesis's and bracket's partner by token index (-1: none), found once: a scan per macro
+ * was quadratic on a file of unbalanced ones.
+ */
 interface Pairs {
   closeOf: Int32Array;
   openOf: Int32Array;
@@ -124,10 +119,14 @@ interface Pairs {
 function parenPairs(toks: Tok[]): Pairs {
   const closeOf = new Int32Array(toks.length).fill(-1);
   const openOf = new Int32Array(toks.length).fill(-1);
-  const open: number[] = [];
+  const parens: number[] = [];
+  const brackets: number[] = [];
   for (let k = 0; k < toks.length; k++) {
-    if (toks[k].text === "(") open.push(k);
-    else if (toks[k].text === ")" && open.length) {
+    const t = toks[k].text;
+    const open = t === ")" ? parens : t === "]" ? brackets : undefined;
+    if (t === "(") parens.push(k);
+    else if (t === "[") brackets.push(k);
+    else if (open?.length) {
       const o = open.pop()!;
       closeOf[o] = k;
       openOf[k] = o;

@@ -1,5 +1,5 @@
 /**
- * C and C++ declarations wrapped in export, visibility and attribute macros (`class SPDLOG_API logger`,
+ * C++ declarations wrapped in export, visibility and attribute macros (`class SPDLOG_API logger`,
  * `FMT_CONSTEXPR FMT_INLINE auto f()`, `void g() SPDLOG_NOEXCEPT {`): the grammars cannot know the
  * macros expand to nothing or to attributes, so the declaration around one is an ERROR and its
  * definitions are lost or named after the macro. By shape, not by a list of projects' macros.
@@ -38,14 +38,15 @@ export function withoutDeclarationMacros(source: string): string {
   const pairs = parenPairs(toks);
   // The first letter first: most tokens are no upper-case word, and the test runs on every one.
   const isMacro = (t: Tok | undefined) => !!t && t.text.length > 1 && upperOrUnderscore(t.text.charCodeAt(0)) && MACRO_WORD.test(t.text) && !types.has(t.text);
+  // Source ranges to blank, in order and apart: each drop ends where the scan resumes after it.
   const blank: [number, number][] = [];
-  const blanked = new Set<number>();
+  let droppedTo = -1;
   const drop = (from: number, to: number) => {
-    for (let k = from; k <= to; k++) blanked.add(k);
+    droppedTo = to;
     blank.push([toks[from].start, toks[to].end]);
   };
   for (let i = 0; i < toks.length; i++) {
-    if (!isMacro(toks[i]) || blanked.has(i)) continue;
+    if (!isMacro(toks[i])) continue;
     // Every macro of a run (`FMT_CONSTEXPR FMT_INLINE`), with their arguments.
     let end = invocationEnd(toks, i, pairs);
     while (isMacro(toks[end + 1])) end = invocationEnd(toks, end + 1, pairs);
@@ -57,7 +58,7 @@ export function withoutDeclarationMacros(source: string): string {
       // `enum class FOO_API E {` (not `struct FOO bar;`, C naming a struct FOO).
       const name = attributesAfter(toks, end + 1, pairs);
       if (isWord(toks[name]) && /^(\{|:|final|<)$/.test(toks[name + 1]?.text ?? "")) drop(i, end);
-    } else if (atDeclarationStart(toks, i, blanked)) {
+    } else if (atDeclarationStart(toks, i, droppedTo === i - 1)) {
       // A lone macro after a statement (`FMT_END_NAMESPACE` before `}` or the end) stands for one.
       const lone = (!next || next.text === "}") && (!before || before.text === ";" || before.text === "}");
       // `SPDLOG_TRY {`: a statement keyword's stand-in before its block.
@@ -75,13 +76,10 @@ export function withoutDeclarationMacros(source: string): string {
     i = end;
   }
   if (!blank.length) return source;
-  blank.sort((a, b) => a[0] - b[0]);
   let out = "";
   let at = 0;
   for (const [s, e] of blank) {
-    if (e <= at) continue;
-    const from = Math.max(s, at);
-    out += source.slice(at, from) + source.slice(from, e).replace(/[^\r\n]/g, " ");
+    out += source.slice(at, s) + source.slice(s, e).replace(/[^\r\n]/g, " ");
     at = e;
   }
   return out + source.slice(at);
@@ -142,11 +140,11 @@ function invocationEnd(toks: Tok[], i: number, pairs: Pairs): number {
   return close < 0 ? i : close;
 }
 
-/** Whether a declaration may start at `i`: after a statement, a block, a template head, an access label or a specifier. */
-function atDeclarationStart(toks: Tok[], i: number, blanked: Set<number>): boolean {
+/** Whether a declaration may start at `i`: after a statement, a block, a template head, an access label, a specifier or a macro just blanked. */
+function atDeclarationStart(toks: Tok[], i: number, afterDropped: boolean): boolean {
   if (i === 0) return true;
   const b = toks[i - 1].text;
-  if (b === ";" || b === "{" || b === "}" || b === ">" || b === "]" || DECL_PREFIX.has(b) || blanked.has(i - 1)) return true;
+  if (b === ";" || b === "{" || b === "}" || b === ">" || b === "]" || DECL_PREFIX.has(b) || afterDropped) return true;
   if (b === ":") return /^(public|private|protected)$/.test(toks[i - 2]?.text ?? "");
   // `extern "C" FOO_API int f();`
   return b.startsWith('"') && toks[i - 2]?.text === "extern";
@@ -186,7 +184,7 @@ function inTemplateHead(toks: Tok[], i: number): boolean {
   for (let k = i - 1; k >= Math.max(0, i - TEMPLATE_HEAD_TOKENS); k--) {
     const t = toks[k].text;
     if (t === ">" || t === ")") depth++;
-    else if (t === "(" ) {
+    else if (t === "(") {
       if (depth-- === 0) return false;
     } else if (t === "<") {
       if (depth === 0) return toks[k - 1]?.text === "template";

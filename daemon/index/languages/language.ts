@@ -58,7 +58,7 @@ export interface LanguageSpec {
   lenientSource?(source: string): string;
   /**
    * The lenient parse is kept when its errors cover fewer bytes, not only when it has none: its
-   * source only blanks what the grammar cannot read (C's macros), never joins code that was apart
+   * source only blanks what the grammar cannot read (C++'s macros), never joins code that was apart
    * (C#'s blanked `#if`/`#else` keeps both branches, which parses worse than it counts).
    */
   lenientPartly?: boolean;
@@ -219,7 +219,6 @@ export function nearestTo(from: string, files: string[]): string[] {
   if (files.length <= 1) return files;
   return [files.reduce((best, f) => (sharedDirs(f, from) > sharedDirs(best, from) ? f : best))];
 }
-
 
 /** The files declaring an imported package (Kotlin, Scala); a project may hold a subtree of it: by suffix. */
 export function resolveByPackage(spec: string, _from: FileExtract, project: ProjectView): string[] {

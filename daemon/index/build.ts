@@ -26,8 +26,13 @@ import { TsConfigs } from "./ts-paths.js";
 import type { FileExtract, GraphCommunity, GraphEdge } from "./types.js";
 import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSettingsPath } from "./walk.js";
 
-/** Version of what a build derives from the files; an index of another version is rebuilt whole. */
-export const INDEX_VERSION = "7";
+/**
+ * Version of what a build derives from the files; an index of another version is rebuilt whole.
+ * Raise it with every change to what extraction or resolution produces (nodes, their names, kinds,
+ * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 8: C++
+ * declarations behind export macros, C# signatures after their attributes.
+ */
+export const INDEX_VERSION = "8";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

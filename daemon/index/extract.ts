@@ -129,7 +129,7 @@ export class Extractor {
         locals.push({ start: localName.startIndex, name: localName.text, type: localType ? typeText(localType.text) : undefined, value, field });
       } else if (def && kind && name) {
         if (spec.declarationOnly?.(def)) continue;
-        const n = kind === "impl" ? implName(name.text) : name.text;
+        const n = kind === "impl" ? implName(name.text) : (spec.definitionName?.(name) ?? name.text);
         const body = spec.bodyAfter?.(def);
         const last = body ?? def;
         const f: Found = { kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: last.endIndex, endRow: last.endPosition.row };

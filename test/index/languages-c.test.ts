@@ -208,3 +208,32 @@ describe("C++ declarations wrapped in macros", () => {
     expect(node("gtest/gtest-assertion-result.h::testing.AssertionResult.message")).toMatchObject({ type: "method", line_start: 18, line_end: 20 });
   });
 });
+
+describe("C++ conversion operators", () => {
+  it("are methods named by the type they convert to, in the class or defined outside it", async () => {
+    const { node } = await builtProject({
+      // googletest's AssertionResult (abridged), and a definition outside its class.
+      "gtest/assertion.h": `namespace testing {
+class AssertionResult {
+ public:
+  // Returns true if and only if the assertion succeeded.
+  explicit operator bool() const { return success_; }  // NOLINT
+  operator const char*() const;
+ private:
+  bool success_;
+};
+}  // namespace testing
+`,
+      "gtest/assertion.cc": `#include "assertion.h"
+namespace testing {
+// The failure message, or "" when it succeeded.
+AssertionResult::operator const char*() const {
+  return success_ ? "" : "failed";
+}
+}  // namespace testing
+`,
+    });
+    expect(node("gtest/assertion.h::testing.AssertionResult.operator bool")).toMatchObject({ type: "method", name: "operator bool", line_start: 5, line_end: 5, docstring: "Returns true if and only if the assertion succeeded." });
+    expect(node("gtest/assertion.cc::testing.AssertionResult.operator const char*")).toMatchObject({ type: "method", name: "operator const char*", line_start: 4, line_end: 6, docstring: 'The failure message, or "" when it succeeded.' });
+  });
+});

@@ -34,6 +34,9 @@ const CPP_QUERY = `
 (function_definition declarator: ${declarators(`[(identifier) (field_identifier) (operator_name) (destructor_name)] @name`)}) @def.function
 (function_definition declarator: ${declarators(`(qualified_identifier name: ${MEMBER_NAME} @name)`)}) @def.method
 (function_definition declarator: ${declarators(`(qualified_identifier name: (qualified_identifier name: ${MEMBER_NAME} @name))`)}) @def.method
+(function_definition declarator: (operator_cast) @name) @def.function
+(function_definition declarator: (qualified_identifier name: (operator_cast) @name)) @def.method
+(function_definition declarator: (qualified_identifier name: (qualified_identifier name: (operator_cast) @name))) @def.method
 (class_specifier name: (type_identifier) @name body: (_)) @def.class
 (namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name) @def.scope
 (call_expression function: (qualified_identifier scope: (_) @call.receiver name: (identifier) @call.name)) @call
@@ -75,9 +78,10 @@ function importsOf(root: TSNode): RawImport[] {
 /** `Foo::bar` defined outside its class: the class is the scope right before the name (`ns::Foo::bar` → Foo). */
 function receiverType(def: TSNode): string | undefined {
   if (def.type !== "function_definition") return undefined;
+  // A conversion operator's name is the declarator itself (`Foo::operator bool`), no function_declarator around it.
   let d = def.childForFieldName("declarator");
-  while (d && d.type !== "function_declarator") d = d.childForFieldName("declarator") ?? d.namedChildren.find((c) => c?.type.endsWith("declarator")) ?? null;
-  let q = d?.childForFieldName("declarator");
+  while (d && d.type !== "function_declarator" && d.type !== "qualified_identifier") d = d.childForFieldName("declarator") ?? d.namedChildren.find((c) => c?.type.endsWith("declarator")) ?? null;
+  let q = d?.type === "qualified_identifier" ? d : d?.childForFieldName("declarator");
   if (q?.type !== "qualified_identifier") return undefined;
   let scope: TSNode | null = null;
   while (q?.type === "qualified_identifier") {
@@ -136,6 +140,13 @@ function withoutCppMacros(source: string): string {
   return /\b(?:class|namespace|template)\b/.test(source) ? withoutDeclarationMacros(source) : source;
 }
 
+/** A conversion operator is named by its target type (`operator const char*`), without its parameters and qualifiers. */
+function definitionName(name: TSNode): string {
+  if (name.type !== "operator_cast") return name.text;
+  const end = name.descendantsOfType("abstract_function_declarator")[0]?.childForFieldName("parameters")?.startIndex ?? name.endIndex;
+  return name.text.slice(0, end - name.startIndex).replace(/\s+/g, " ").trim();
+}
+
 export const cpp: LanguageSpec = {
   id: "cpp",
   extensions: [".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc", ".h", ".mm"],
@@ -144,6 +155,7 @@ export const cpp: LanguageSpec = {
   ...common,
   lenientSource: withoutCppMacros,
   lenientPartly: true,
+  definitionName,
   receiverType,
   selfNames: ["this"],
   implicitSelf: true,

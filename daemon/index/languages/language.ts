@@ -62,6 +62,8 @@ export interface LanguageSpec {
    * (C#'s blanked `#if`/`#else` keeps both branches, which parses worse than it counts).
    */
   lenientPartly?: boolean;
+  /** A definition's name where its `@name` capture's text is not it (C++'s `operator bool() const` is `operator bool`). */
+  definitionName?(name: TSNode): string;
   /** Documentation attached to a definition (docstring or leading comment), plain text. */
   docstring(def: TSNode, kind: NodeKind): string;
   /** Base classes or implemented interfaces named by a class-like definition. */

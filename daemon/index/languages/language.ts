@@ -266,8 +266,9 @@ export const LICENCE = /copyright|licen[cs]e|SPDX-License/i;
  * (PHP's `<?php`, a `declare`) may stand before it.
  */
 export function fileComment(root: TSNode, skip: RegExp = LICENCE, preamble: ReadonlySet<string> = new Set()): string {
-  for (const c of root.namedChildren) {
-    if (!c || preamble.has(c.type)) continue;
+  // Sibling by sibling: the first few decide, and `namedChildren` made a node of every top-level declaration (coreutils: 2 % of extraction).
+  for (let c = root.firstNamedChild; c; c = c.nextNamedSibling) {
+    if (preamble.has(c.type)) continue;
     if (!c.type.endsWith("comment")) return "";
     if (skip.test(c.text)) continue;
     const next = c.nextNamedSibling;

@@ -104,11 +104,13 @@ export class Extractor {
     const callSites: { start: number; name: string; receiver?: string; args?: { start: number; text: string; type?: string }[]; line: number }[] = [];
     const locals: Binding[] = [];
     const declares: { name: string; line: number }[] = [];
+    const imported: TSNode[] = [];
     for (const m of query.matches(root)) {
       let def: TSNode | undefined, kind: string | undefined, name: TSNode | undefined, call: TSNode | undefined, callName: TSNode | undefined, receiver: TSNode | undefined;
       let localName: TSNode | undefined, localType: TSNode | undefined, localValue: TSNode | undefined, field = false;
       for (const c of m.captures) {
         if (c.name === "decl") declares.push({ name: c.node.text, line: c.node.startPosition.row + 1 });
+        else if (c.name === "import") imported.push(c.node);
         else if (c.name.startsWith("def.")) {
           def = c.node;
           kind = c.name.slice(4);
@@ -280,7 +282,7 @@ export class Extractor {
       lineCount: root.endPosition.row + 1,
       defs,
       calls,
-      imports: spec.imports(root),
+      imports: spec.imports(root, imported),
       ...(globals ? { globals } : {}),
       tokens: 0,
       ...(tooDeep ? { tooDeep } : {}),

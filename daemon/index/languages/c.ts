@@ -18,6 +18,8 @@ const C_SHARED = `
 (preproc_function_def name: (identifier) @name) @def.function
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (field_expression argument: (_) @call.receiver field: (field_identifier) @call.name)) @call
+(preproc_include) @import
+(preproc_call) @import
 `;
 
 /** A prototype: a function declared here and defined elsewhere (`@decl` on its name). */
@@ -55,21 +57,21 @@ function docstring(def: TSNode): string {
 /**
  * `#include "x.h"` and `#include <x.h>`, wherever they stand (inside `#ifdef` too); the system form
  * keeps its brackets. Objective-C's `#import` is no directive of these grammars: it parses as a
- * `preproc_call` whose argument is the path.
+ * `preproc_call` whose argument is the path. The query captures both (`@import`).
  */
-function importsOf(root: TSNode): RawImport[] {
+function importsOf(_root: TSNode, captured: TSNode[]): RawImport[] {
   const out: RawImport[] = [];
-  for (const inc of root.descendantsOfType("preproc_include")) {
-    const p = inc?.childForFieldName("path");
-    if (!p) continue;
-    const module = p.type === "system_lib_string" ? p.text : p.text.replace(/^"|"$/g, "");
-    if (module) out.push({ module, names: [], line: inc!.startPosition.row + 1 });
-  }
-  for (const call of root.descendantsOfType("preproc_call")) {
-    if (call?.childForFieldName("directive")?.text !== "#import") continue;
-    const arg = call.childForFieldName("argument")?.text.trim() ?? "";
-    const m = arg.match(/^"([^"]+)"|^(<[^>]+>)/);
-    if (m) out.push({ module: m[1] ?? m[2], names: [], line: call.startPosition.row + 1 });
+  for (const n of captured) {
+    if (n.type === "preproc_include") {
+      const p = n.childForFieldName("path");
+      if (!p) continue;
+      const module = p.type === "system_lib_string" ? p.text : p.text.replace(/^"|"$/g, "");
+      if (module) out.push({ module, names: [], line: n.startPosition.row + 1 });
+    } else if (n.childForFieldName("directive")?.text === "#import") {
+      const arg = n.childForFieldName("argument")?.text.trim() ?? "";
+      const m = arg.match(/^"([^"]+)"|^(<[^>]+>)/);
+      if (m) out.push({ module: m[1] ?? m[2], names: [], line: n.startPosition.row + 1 });
+    }
   }
   return out.sort((a, b) => a.line - b.line);
 }

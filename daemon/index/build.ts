@@ -30,9 +30,11 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Version of what a build derives from the files; an index of another version is rebuilt whole.
  * Raise it with every change to what extraction or resolution produces (nodes, their names, kinds,
  * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 8: C++
- * declarations behind export macros, C# signatures after their attributes.
+ * declarations behind export macros, C# signatures after their attributes. 9: Kotlin signatures
+ * after their annotations and through their heads, bodiless heads through their parameters, C#
+ * properties whose accessors only use `default(T)`/`typeof(T)` are state.
  */
-export const INDEX_VERSION = "8";
+export const INDEX_VERSION = "9";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

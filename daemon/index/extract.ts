@@ -375,7 +375,10 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   else if (comment && comment.startIndex > start && (!body || comment.startIndex < body.startIndex)) text = source.slice(start, comment.startIndex);
   else if (body && body.startIndex > start) text = source.slice(start, body.startIndex);
   else {
-    const nl = source.indexOf("\n", start);
+    // No body: the head's first line, or through the line its parameters end on when they go on
+    // (an abstract or interface method `ExecuteCore<T>(` with one parameter a line, a record `R(`).
+    const params = def.children.find((c) => c && c.startIndex >= start && /param/.test(c.type) && !/type_param/.test(c.type));
+    const nl = source.indexOf("\n", Math.max(start, params?.endIndex ?? start));
     text = source.slice(start, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
   // Scala's `def f(x: Int): Int = …` leaves its `=`.

@@ -377,8 +377,10 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   else {
     // No body: the head's first line, or through the line its parameters end on when they go on
     // (an abstract or interface method `ExecuteCore<T>(` with one parameter a line, a record `R(`).
-    const params = def.children.find((c) => c && c.startIndex >= start && /param/.test(c.type) && !/type_param/.test(c.type));
-    const nl = source.indexOf("\n", Math.max(start, params?.endIndex ?? start));
+    const first = source.indexOf("\n", start);
+    // Parameters that open on the first line (a tree repaired around an error can place them later).
+    const params = def.children.find((c) => c && c.startIndex >= start && (first === -1 || c.startIndex < first) && /param/.test(c.type) && !/type_param/.test(c.type));
+    const nl = params && params.endIndex > first ? source.indexOf("\n", params.endIndex) : first;
     text = source.slice(start, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
   // Scala's `def f(x: Int): Int = …` leaves its `=`.

@@ -30,7 +30,9 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Version of what a build derives from the files; an index of another version is rebuilt whole.
  * Raise it with every change to what extraction or resolution produces (nodes, their names, kinds,
  * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 8: C++
- * declarations behind export macros and conversion operators, C# signatures after their attributes.
+ * declarations behind export macros and conversion operators, C# signatures after their attributes,
+ * Kotlin signatures after their annotations and through their heads, bodiless heads through their
+ * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state.
  */
 export const INDEX_VERSION = "8";
 

@@ -377,7 +377,12 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   else if (comment && comment.startIndex > start && (!body || comment.startIndex < body.startIndex)) text = source.slice(start, comment.startIndex);
   else if (body && body.startIndex > start) text = source.slice(start, body.startIndex);
   else {
-    const nl = source.indexOf("\n", start);
+    // No body: the head's first line, or through the line its parameters end on when they go on
+    // (an abstract or interface method `ExecuteCore<T>(` with one parameter a line, a record `R(`).
+    const first = source.indexOf("\n", start);
+    // Parameters that open on the first line (a tree repaired around an error can place them later).
+    const params = def.children.find((c) => c && c.startIndex >= start && (first === -1 || c.startIndex < first) && /param/.test(c.type) && !/type_param/.test(c.type));
+    const nl = params && params.endIndex > first ? source.indexOf("\n", params.endIndex) : first;
     text = source.slice(start, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
   // Scala's `def f(x: Int): Int = …` leaves its `=`.

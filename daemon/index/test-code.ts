@@ -11,8 +11,12 @@ import { compileExcludes } from "./walk.js";
 const CONVENTION = new RegExp(
   [
     // Directories anywhere in the path; `*_test(s)`/`*-tests` too (CPython's idlelib/idle_test), and
-    // .NET's test projects (`Newtonsoft.Json.Tests/`, `App.UnitTests/`).
-    String.raw`(^|/)(tests?|testdata|test_?data|__tests__|__mocks__|__fixtures__|specs?|fixtures?|[\w.]+[_-]tests?|[\w.]+\.(Unit|Integration)?Tests?)/`,
+    // .NET's test projects (`Newtonsoft.Json.Tests/`, `App.UnitTests/`, `Shop.FunctionalTests/`, `Polly.Specs/`).
+    String.raw`(^|/)(tests?|testdata|test_?data|__tests__|__mocks__|__fixtures__|specs?|fixtures?|[\w.]+[_-]tests?|[\w.]+\.\w*(Tests?|Specs?))/`,
+    // Gradle's source sets of tests beside `src/test/`: Kotlin Multiplatform's `src/jvmTest/`,
+    // `src/commonTest/`, Android's `src/androidTest/`, `src/androidUnitTest/`, `src/integrationTest/`,
+    // and the fixtures shared by them (`src/testFixtures/`). Their helpers are no `*Test.kt`.
+    String.raw`(^|/)src/([a-z][A-Za-z0-9]*Tests?|testFixtures)/`,
     // Go, Python, Ruby, C/C++, shell, …: foo_test.go, foo_test.py, foo_test.rb, foo_test.cc, foo_unittest.cc.
     // Not Elixir's `.ex` (its tests are `_test.exs`; ExUnit's own doc_test.ex is library code).
     String.raw`_(unit)?test\.(?!ex$)[^./]+$`,

@@ -134,6 +134,46 @@ describe("C# (Json.NET BSON)", () => {
     expect(node("Options.cs::Options.MaxRedirects")).toMatchObject({ type: "method", docstring: "The most redirects followed.", signature: "public int MaxRedirects" });
   });
 
+  it("counts default(T), typeof(T) and nameof(x) in accessors as no work, and keeps a bodiless head's parameters that span lines", async () => {
+    const { node } = await builtProject({
+      "Settings.cs": [
+        "namespace Demo;",
+        "",
+        "public abstract class Settings",
+        "{",
+        "    private Handling? _handling;",
+        "",
+        "    /// <summary>The handling used when writing.</summary>",
+        "    public Handling Handling",
+        "    {",
+        "        get { return _handling ?? default(Handling); }",
+        "        set { _handling = value; }",
+        "    }",
+        "",
+        "    public string Kind { get { return nameof(Settings) + typeof(Handling).Name; } }",
+        "",
+        "    public int Depth { get { return Compute(); } }",
+        "",
+        "    protected abstract int Compute(",
+        "        int start,",
+        "        Handling handling);",
+        "}",
+        "",
+        "public record Change(",
+        "    string Name,",
+        "    int Count);",
+        "",
+      ].join("\n"),
+    });
+    // `?? default(Handling)` and `nameof(…) + typeof(…).Name` only read state: the properties stay part of their class.
+    expect(node("Settings.cs::Settings.Handling")).toBeUndefined();
+    expect(node("Settings.cs::Settings.Kind")).toBeUndefined();
+    expect(node("Settings.cs::Settings.Depth")).toMatchObject({ type: "method" });
+    // An abstract method and a record without bodies: their heads run through the line their parameters end on.
+    expect(node("Settings.cs::Settings.Compute")).toMatchObject({ signature: "protected abstract int Compute( int start, Handling handling);" });
+    expect(node("Settings.cs::Change")).toMatchObject({ signature: "public record Change( string Name, int Count);" });
+  });
+
   it("reads a file-based program's #: lines (#:package) as no code: the calls below them count", async () => {
     const { edge } = await builtProject({
       "app.cs": ["#:package Humanizer@2.14.1", "#:property LangVersion=preview", "", "var g = new Greeter();", 'g.Hi("world");', "", "class Greeter", "{", '    public void Hi(string name) => Console.WriteLine($"Hi {name}");', "}", ""].join("\n"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { builtFixture } from "./fixture.js";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * Kotlin on real code: ten files of the Android sources of react-native-gesture-handler 3.5.0 (core and react),
@@ -41,6 +41,43 @@ describe("Kotlin (react-native-gesture-handler)", () => {
     expect(edge(`${fling}::FlingGestureHandler.Factory.createEventBuilder`, `${GH}/react/events/eventbuilders/FlingGestureHandlerEventDataBuilder.kt::FlingGestureHandlerEventDataBuilder`)).toBe(true);
     // context.findActivity() in another package reaches the extension function.
     expect(edge(`${GH}/core/GestureHandler.kt::GestureHandler.prepare`, `${GH}/react/Extensions.kt::Context.findActivity`)).toBe(true);
+  });
+
+  it("keeps a declaration's head whole: after its annotations, through a constructor or parameters on several lines, without comments", async () => {
+    const { node } = await builtProject({
+      "Chain.kt": [
+        "package demo",
+        "",
+        "/** Observes requests. */",
+        "fun interface Interceptor {",
+        "  @Throws(IOException::class)",
+        "  fun intercept(chain: Chain): Response",
+        "",
+        "  interface Chain {",
+        "    fun withConnectTimeout(",
+        "      timeout: Int,",
+        "      unit: TimeUnit,",
+        "    ): Chain",
+        "  }",
+        "}",
+        "",
+        "/** A request. */",
+        "@Serializable",
+        "data class Request(",
+        "  val url: String, // as given",
+        "  /** The verb. */",
+        "  val method: String,",
+        ") : Message() {",
+        "  @Deprecated(\"use url\") fun path(): String = url",
+        "}",
+        "",
+      ].join("\n"),
+    });
+    expect(node("Chain.kt::Interceptor")).toMatchObject({ type: "interface", signature: "fun interface Interceptor", docstring: "Observes requests." });
+    expect(node("Chain.kt::Interceptor.intercept")).toMatchObject({ signature: "fun intercept(chain: Chain): Response" });
+    expect(node("Chain.kt::Interceptor.Chain.withConnectTimeout")).toMatchObject({ signature: "fun withConnectTimeout( timeout: Int, unit: TimeUnit, ): Chain" });
+    expect(node("Chain.kt::Request")).toMatchObject({ type: "class", signature: "data class Request( val url: String, val method: String, ) : Message()", docstring: "A request." });
+    expect(node("Chain.kt::Request.path")).toMatchObject({ signature: "fun path(): String" });
   });
 
   it("answers a question about it", async () => {

@@ -5,9 +5,11 @@ import { bareTypeName, cleanComment, fileComment, leadingComment, type LanguageS
 /**
  * Accessors that do work: a call, `new X(…)` or a control statement (`if (`, `foreach (`), i.e. a word
  * or `>` before `(`. Accessors that only read or write state (`get { return _x ?? Default; }`,
- * `set { _x = value; }`) make the property state, like an auto-property.
+ * `set { _x = value; }`) make the property state, like an auto-property; so do the operators written
+ * like calls, `default(T)`, `typeof(T)`, `nameof(x)`, `sizeof(T)`, `checked(…)` (Json.NET's attributes
+ * hold dozens of `get { return _x ?? default(T); }`, which otherwise outranked the code using them).
  */
-const WORK = "[A-Za-z0-9_>] *[(]";
+const WORK = "(^|[^A-Za-z0-9_])(?!(default|typeof|nameof|sizeof|checked|unchecked) *[(])[A-Za-z0-9_]+ *[(]|> *[(]";
 
 /**
  * C#. As in Java, names are qualified by their types (`BsonWriter.Flush`) and the namespace is the

@@ -76,6 +76,34 @@ function fileClass(root: TSNode, file: string): string | undefined {
   return name ? `${name[0].toUpperCase()}${name.slice(1)}Kt` : undefined;
 }
 
+/** What ends a declaration's head: a class's or object's body, a function's block or `= expression`. */
+const BODIES = new Set(["class_body", "enum_class_body", "function_body"]);
+/** Modifiers that are no part of a head: annotations and the comments among them. */
+const NOT_HEAD = new Set(["annotation", "line_comment", "block_comment"]);
+
+/**
+ * A declaration's head, from its first modifier that is no annotation to its body, or its end when it
+ * has none (an interface's or abstract function, `data class R(val a: Int)`), comments left out. The
+ * extractor's default cuts at a body field the grammar does not name, so it kept a first line:
+ * `@Throws(IOException::class)` alone for an annotated interface function, `data class Request(` for a
+ * class whose constructor spans lines (half of okhttp's classes).
+ */
+function signature(def: TSNode): string {
+  const body = def.namedChildren.find((c) => c && BODIES.has(c.type));
+  const end = body?.startIndex ?? def.endIndex;
+  const mods = def.namedChildren.find((c) => c?.type === "modifiers");
+  const start = mods ? (mods.namedChildren.find((c) => c && !NOT_HEAD.has(c.type)) ?? mods.nextSibling ?? mods).startIndex : def.startIndex;
+  const base = def.startIndex;
+  let text = "";
+  let at = start;
+  for (const c of def.descendantsOfType(["line_comment", "block_comment"], def.startPosition, body?.startPosition ?? def.endPosition)) {
+    if (!c || c.startIndex < at || c.endIndex > end) continue;
+    text += def.text.slice(at - base, c.startIndex - base) + " ";
+    at = c.endIndex;
+  }
+  return text + def.text.slice(at - base, end - base);
+}
+
 function packageName(root: TSNode): string | undefined {
   return root.namedChildren.find((c) => c?.type === "package_header")?.namedChildren[0]?.text.replace(/\s+/g, "");
 }
@@ -86,6 +114,7 @@ export const kotlin: LanguageSpec = {
   grammar: "@tree-sitter-grammars/tree-sitter-kotlin/tree-sitter-kotlin.wasm",
   query: QUERY,
   docstring: (def) => leadingComment(def),
+  signature,
   bases,
   imports: importsOf,
   receiverType,

@@ -29,10 +29,11 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
 /**
  * Version of what a build derives from the files; an index of another version is rebuilt whole.
  * Raise it with every change to what extraction or resolution produces (nodes, their names, kinds,
- * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 8: C++
- * declarations behind export macros, C# signatures after their attributes.
+ * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 9: Java
+ * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
+ * above attributes.
  */
-export const INDEX_VERSION = "8";
+export const INDEX_VERSION = "9";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -89,9 +89,9 @@ export class NameIndex {
     };
     this.findPaths(question, noter("path"));
     const note = noter("name");
-    for (const m of question.matchAll(/(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?(\s+(?:module|package)\b)?/g)) {
+    for (const m of question.matchAll(MENTION)) {
       const token = m[2];
-      const parts = token.split(".");
+      const parts = token.split(/[.#]/);
       const last = parts[parts.length - 1];
       const named = this.byName.get(last.toLowerCase()) ?? [];
       if (parts.length > 1) {
@@ -158,6 +158,12 @@ export class NameIndex {
  * `server.go:123`, `(Foo.java:42)`, `src/flask/app.py:1234`) is a path with an optional `:line`.
  */
 const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
+/**
+ * A name as code: backticked (1), dotted (`a.b.C`) or Javadoc's `Class#member` (`ClassName#get`,
+ * `java.util.List#add`: after a capitalised segment only, not a URL's `page.html#anchor`), called
+ * (3: `name()`, or a Rust macro's `name!(`), or followed by "module"/"package" (4).
+ */
+const MENTION = /(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
 /** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
 // Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
 const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;

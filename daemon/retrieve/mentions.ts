@@ -120,8 +120,9 @@ export class NameIndex {
   /**
    * Files the text names by path, and in a frame the code at its line: a path matches an indexed file
    * by its longest common suffix of segments (`site-packages/requests/sessions.py` is
-   * `src/requests/sessions.py`), so only the base name must agree. A name several files share
-   * (`__init__.py`, `index.js`) with no longer suffix to tell them apart is WEAK evidence for each.
+   * `src/requests/sessions.py`). A name several files share (`__init__.py`, `index.js`) with no longer
+   * suffix to tell them apart is WEAK evidence for each, as is a base name alone whose written
+   * directory disagrees with the file's (`src/main.rs` for `examples/main.rs`).
    */
   private findPaths(question: string, note: (nodes: CatalogNode[], strength: number) => void): void {
     // Python frames first: their line and function are written apart from the path.
@@ -142,7 +143,10 @@ export class NameIndex {
       if (k > longest) [longest, files] = [k, [c]];
       else if (k === longest) files.push(c);
     }
-    const sure = files.length === 1;
+    // `src/main.rs` of a reporter's own program is not the project's `test_max_level_features/main.rs`:
+    // written directories that disagree with the file's, none agreeing, leave the base name alone.
+    const disagrees = longest === 1 && segments.length > 1 && files.every((f) => f.file_path.includes("/"));
+    const sure = files.length === 1 && !disagrees;
     note(files, sure ? PATHED : WEAK);
     if (!sure || (line === undefined && fn === undefined)) return;
     // The frame's function by name, else the innermost definition around its line (the report's version may differ a little).

@@ -81,4 +81,14 @@ describe("paths and stack-trace frames in a question", () => {
     expect(Object.keys(strengths("see errors.py"))).toEqual(["util/errors.py"]);
     expect(strengths("see other/ledger.txt and nothing.py")).toEqual({});
   });
+
+  it("by a base name alone only weakly when the written directories disagree with the file's", () => {
+    // rustc's `--> src/errors.py:4:5` of the reporter's own program; the project's file is util/errors.py.
+    const own = strengths("error: cannot find macro\n --> src/errors.py:1:5\n");
+    expect(own["util/errors.py"]).toBeGreaterThan(0);
+    expect(own["util/errors.py"]).toBeLessThan(1);
+    expect(own["util/errors.py::EmptyError"]).toBeUndefined();
+    // A prefix beyond a directory that agrees is an installation's (site-packages, a registry's copy).
+    expect(strengths("at /home/me/.cargo/registry/src/util/errors.py:1")["util/errors.py"]).toBeGreaterThan(1);
+  });
 });

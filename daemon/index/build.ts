@@ -32,7 +32,9 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * lines, signatures, edges): an index keeps an unchanged file's old extraction otherwise. 8: C++
  * declarations behind export macros and conversion operators, C# signatures after their attributes,
  * Kotlin signatures after their annotations and through their heads, bodiless heads through their
- * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state.
+ * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state, Java
+ * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
+ * above attributes.
  */
 export const INDEX_VERSION = "8";
 

@@ -89,9 +89,9 @@ export class NameIndex {
     };
     this.findPaths(question, noter("path"));
     const note = noter("name");
-    for (const m of question.matchAll(/(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\(\))?(\s+(?:module|package)\b)?/g)) {
+    for (const m of question.matchAll(MENTION)) {
       const token = m[2];
-      const parts = token.split(".");
+      const parts = token.split(/[.#]/);
       const last = parts[parts.length - 1];
       const named = this.byName.get(last.toLowerCase()) ?? [];
       if (parts.length > 1) {
@@ -120,8 +120,9 @@ export class NameIndex {
   /**
    * Files the text names by path, and in a frame the code at its line: a path matches an indexed file
    * by its longest common suffix of segments (`site-packages/requests/sessions.py` is
-   * `src/requests/sessions.py`), so only the base name must agree. A name several files share
-   * (`__init__.py`, `index.js`) with no longer suffix to tell them apart is WEAK evidence for each.
+   * `src/requests/sessions.py`). A name several files share (`__init__.py`, `index.js`) with no longer
+   * suffix to tell them apart is WEAK evidence for each, as is a base name alone whose written
+   * directory disagrees with the file's (`src/main.rs` for `examples/main.rs`).
    */
   private findPaths(question: string, note: (nodes: CatalogNode[], strength: number) => void): void {
     // Python frames first: their line and function are written apart from the path.
@@ -142,7 +143,10 @@ export class NameIndex {
       if (k > longest) [longest, files] = [k, [c]];
       else if (k === longest) files.push(c);
     }
-    const sure = files.length === 1;
+    // `src/main.rs` of a reporter's own program is not the project's `test_max_level_features/main.rs`:
+    // written directories that disagree with the file's, none agreeing, leave the base name alone.
+    const disagrees = longest === 1 && segments.length > 1 && files.every((f) => f.file_path.includes("/"));
+    const sure = files.length === 1 && !disagrees;
     note(files, sure ? PATHED : WEAK);
     if (!sure || (line === undefined && fn === undefined)) return;
     // The frame's function by name, else the innermost definition around its line (the report's version may differ a little).
@@ -158,6 +162,12 @@ export class NameIndex {
  * `server.go:123`, `(Foo.java:42)`, `src/flask/app.py:1234`) is a path with an optional `:line`.
  */
 const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
+/**
+ * A name as code: backticked (1), dotted (`a.b.C`) or Javadoc's `Class#member` (`ClassName#get`,
+ * `java.util.List#add`: after a capitalised segment only, not a URL's `page.html#anchor`), called
+ * (3: `name()`, or a Rust macro's `name!(`), or followed by "module"/"package" (4).
+ */
+const MENTION = /(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
 /** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
 // Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
 const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;

@@ -37,6 +37,17 @@ describe("names in a question", () => {
     expect(strengths("what does bank.Ledger keep")["books/ledger.py::Ledger"]).toBeLessThan(bare["util/errors.py::EmptyError"]);
   });
 
+  it("read Javadoc's Class#member as Class.member, and a Rust macro's call name!(…) as a call", () => {
+    const jvm = new NameIndex([node("src/ClassName.java", "ClassName", "class"), node("src/ClassName.java", "ClassName.get", "method"), node("src/macros.rs", "error"), node("src/page.rs", "html")]);
+    const found = (q: string) => Object.fromEntries(jvm.find(q).map((m) => [m.node.id, m.strength]));
+    expect(found("Support anonymous inner classes in ClassName#get")).toEqual({ "src/ClassName.java::ClassName.get": 1 });
+    expect(found("calling error!() with no argument fails")).toEqual({ "src/macros.rs::error": 1 });
+    expect(found("error!{ x } and error![y]")).toEqual({ "src/macros.rs::error": 1 });
+    // Prose: an exclamation before a space, a URL's anchor after a lower-case segment.
+    expect(found("an error! (again)")).toEqual({});
+    expect(found("see docs/index#html")).toEqual({});
+  });
+
   it("ignore prose words and other cases", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});
@@ -69,5 +80,15 @@ describe("paths and stack-trace frames in a question", () => {
     expect(Object.keys(strengths("it breaks in lib/util/errors.py:1 when run twice"))).toEqual(["util/errors.py", "util/errors.py::EmptyError"]);
     expect(Object.keys(strengths("see errors.py"))).toEqual(["util/errors.py"]);
     expect(strengths("see other/ledger.txt and nothing.py")).toEqual({});
+  });
+
+  it("by a base name alone only weakly when the written directories disagree with the file's", () => {
+    // rustc's `--> src/errors.py:4:5` of the reporter's own program; the project's file is util/errors.py.
+    const own = strengths("error: cannot find macro\n --> src/errors.py:1:5\n");
+    expect(own["util/errors.py"]).toBeGreaterThan(0);
+    expect(own["util/errors.py"]).toBeLessThan(1);
+    expect(own["util/errors.py::EmptyError"]).toBeUndefined();
+    // A prefix beyond a directory that agrees is an installation's (site-packages, a registry's copy).
+    expect(strengths("at /home/me/.cargo/registry/src/util/errors.py:1")["util/errors.py"]).toBeGreaterThan(1);
   });
 });

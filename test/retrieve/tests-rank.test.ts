@@ -45,6 +45,24 @@ describe("tests in their place", () => {
     }
   });
 
+  it("a pasted report asks for tests only when its first line does: its body's tests were done, not sought", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    const body = [
+      "Moving a ring by zero or by a negative count walked the links the wrong way, and an empty ring",
+      "made Move return nil instead of the ring itself. Next and Prev now stay consistent after Move.",
+      "",
+      "* Add tests for moving an empty ring and for moving by a negative count.",
+      "* The tests now cover every length from zero to ten; run them with the race detector too.",
+    ].join("\n");
+    const files = async (subject: string) => (await engine.search({ project_path: root, query: `${subject}\n\n${body}`, group_by: "file" })).results.map((r) => r.file_path);
+    // Before, the body's "tests" asked for them: ring_test.go came second, above the other packages' code.
+    const fix = await files("container/ring: fix Move on an empty ring");
+    expect(fix[0]).toBe("container/ring/ring.go");
+    expect(fix.indexOf("container/ring/ring_test.go")).toBeGreaterThan(fix.indexOf("container/list/list.go"));
+    const flaky = await files("container/ring: the tests for Move are flaky");
+    expect(flaky.slice(0, 2)).toEqual(["container/ring/ring.go", "container/ring/ring_test.go"]);
+  });
+
   it("a question naming test code by identifier gets that code first", async () => {
     const { engine, root } = await builtFixture(...TREE);
     // On the old ranking each came second, below the function it tests (Move, Unwrap, Grow; makeN, a helper of ring_test.go, came below strings.makeSingleStringReplacer).

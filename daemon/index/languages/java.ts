@@ -7,6 +7,8 @@ const QUERY = `
 (record_declaration name: (identifier) @name) @def.class
 (interface_declaration name: (identifier) @name) @def.interface
 (enum_declaration name: (identifier) @name) @def.enum
+(field_declaration declarator: (variable_declarator name: (identifier) @name value: (object_creation_expression (class_body)))) @def.class
+(enum_constant name: (identifier) @name body: (class_body)) @def.class
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
 (method_invocation object: (_) @call.receiver name: (identifier) @call.name) @call
@@ -110,6 +112,15 @@ export const java: LanguageSpec = {
   // Bases as written, generics dropped: `HttpConnection.Base<Connection.Request>` → `HttpConnection.Base` (a nested type is named through its outer one).
   bases(def) {
     const out: string[] = [];
+    // An anonymous class held by a field (`TypeAdapter<URI> URI = new TypeAdapter<URI>() {…}`) extends what it creates; an enum constant's body, its enum.
+    if (def.type === "field_declaration") {
+      const created = def.childForFieldName("declarator")?.childForFieldName("value")?.childForFieldName("type");
+      return created ? [withoutGenerics(created.text)] : [];
+    }
+    if (def.type === "enum_constant") {
+      const name = def.parent?.parent?.type === "enum_declaration" ? def.parent.parent.childForFieldName("name")?.text : undefined;
+      return name ? [name] : [];
+    }
     const sup = def.childForFieldName("superclass")?.namedChildren[0];
     if (sup) out.push(withoutGenerics(sup.text));
     const ifs = def.childForFieldName("interfaces") ?? def.namedChildren.find((c) => c?.type === "extends_interfaces");

@@ -185,13 +185,17 @@ export function familyOf(spec: Pick<LanguageSpec, "id" | "family">): string {
   return spec.family ?? spec.id;
 }
 
-/** Joins the comment lines directly above a node (no blank line between), markers stripped. */
-export function leadingComment(node: TSNode): string {
+/**
+ * Joins the comment lines directly above a node (no blank line between), markers stripped. Siblings
+ * of a type in `between` (Rust's `#[derive(…)]`, written between a doc comment and its item) are
+ * stepped over, not read.
+ */
+export function leadingComment(node: TSNode, between?: ReadonlySet<string>): string {
   const lines: string[] = [];
   let prev = node.previousNamedSibling;
   let expectRow = node.startPosition.row;
-  while (prev && prev.type.endsWith("comment") && prev.endPosition.row >= expectRow - 1) {
-    lines.unshift(prev.text);
+  while (prev && (prev.type.endsWith("comment") || between?.has(prev.type)) && prev.endPosition.row >= expectRow - 1) {
+    if (prev.type.endsWith("comment")) lines.unshift(prev.text);
     expectRow = prev.startPosition.row;
     prev = prev.previousNamedSibling;
   }

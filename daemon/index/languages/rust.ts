@@ -11,10 +11,14 @@ const QUERY = `
 (trait_item name: (type_identifier) @name) @def.interface
 (type_item name: (type_identifier) @name) @def.type
 (impl_item type: (_) @name) @def.impl
+(macro_definition name: (identifier) @name) @def.function
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (field_expression value: (_) @call.receiver field: (field_identifier) @call.name)) @call
 (call_expression function: (scoped_identifier path: (_) @call.receiver name: (identifier) @call.name)) @call
 `;
+
+/** Outer attributes sit between an item's doc comment and the item (`/// Doc` `#[inline]` `fn f`). */
+const ATTRIBUTES = new Set(["attribute_item"]);
 
 function importsOf(root: TSNode): RawImport[] {
   const out: RawImport[] = [];
@@ -46,7 +50,7 @@ export const rust: LanguageSpec = {
   extensions: [".rs"],
   grammar: "tree-sitter-rust.wasm",
   query: QUERY,
-  docstring: (def) => leadingComment(def),
+  docstring: (def) => leadingComment(def, ATTRIBUTES),
   bases(def) {
     if (def.type !== "impl_item") return [];
     const t = def.childForFieldName("trait");

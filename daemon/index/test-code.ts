@@ -1,5 +1,6 @@
 import { regexBody } from "../../shared/config.js";
 import { linearRegExp } from "../../shared/linear-regex.js";
+import { contentWords } from "./text.js";
 import { compileExcludes } from "./walk.js";
 
 /**
@@ -98,10 +99,19 @@ export function codeName(file: string): string {
   return dot > 0 ? base.slice(0, dot) : base;
 }
 
+/** Distinct content words beyond which a question of several lines is a pasted report (retriever.ts' TERMS). */
+const REPORT_WORDS = 24;
+
 /**
  * Whether a question asks about tests themselves ("the test for …", "where is X tested", "unit
- * tests of", "test case", "spec for", "fixture"): then tests keep their rank.
+ * tests of", "test case", "spec for", "fixture"): then tests keep their rank (search's and query's
+ * one rule). A report (several lines, more than REPORT_WORDS distinct words: a pasted issue or commit
+ * message) asks what its first line says: the tests its body speaks of ("Adds a regression test",
+ * "we ran the tests") were done, not sought.
  */
 export function seeksTests(question: string): boolean {
-  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(question);
+  const text = question.trim();
+  const nl = text.indexOf("\n");
+  const report = nl >= 0 && new Set(contentWords(text)).size > REPORT_WORDS;
+  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(report ? text.slice(0, nl) : text);
 }

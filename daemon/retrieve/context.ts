@@ -1,8 +1,9 @@
 import { countTokens } from "../../shared/tokens.js";
 import { describeUnsupported, type CitationT, type CommunityRefT, type FreshnessT, type LayerT } from "../../shared/schemas.js";
-import { asksForTests, type Hit, type MemNode, type Retriever } from "./retriever.js";
+import type { Hit, MemNode, Retriever } from "./retriever.js";
 import { LANGUAGES } from "../index/languages/registry.js";
 import { unsupportedOf } from "../index/languages/unsupported.js";
+import { seeksTests } from "../index/test-code.js";
 import { excerpt, lineFocus, type LineFocus } from "./excerpt.js";
 import { keySymbols, type ReadSource } from "./key-symbols.js";
 import * as ops from "../../shared/operations.js";
@@ -138,7 +139,7 @@ export type CoChangePartners = (file: string) => { file: string; commits: number
  * any entry, so the budget does not grow.
  */
 export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number, freshness: FreshnessT, question: string, partners?: CoChangePartners): Promise<Assembled> {
-  const hits = asksForTests(question) ? ranked : [...ranked.filter((h) => !r.isTest(h.node.file_path)), ...ranked.filter((h) => r.isTest(h.node.file_path))];
+  const hits = seeksTests(question) ? ranked : [...ranked.filter((h) => !r.isTest(h.node.file_path)), ...ranked.filter((h) => r.isTest(h.node.file_path))];
   const b0 = Math.floor(budget * SHARES.L0);
   const b1 = Math.floor(budget * SHARES.L1);
   const b2 = Math.floor(budget * SHARES.L2);

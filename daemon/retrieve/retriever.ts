@@ -568,7 +568,7 @@ export class Retriever {
     // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
-    const asksTests = asksForTests(query);
+    const asksTests = seeksTests(query);
     for (const h of scores.values()) {
       const x = signals(h.node);
       Object.assign(x, { test: this.isTest(h.node.file_path), seeksTests: asksTests, named: named.has(h.node.id) });
@@ -707,18 +707,6 @@ const WARM_SLICE = 2000;
 const WARM_DELAY_MS = 300;
 /** Catalog rows a gentle open reads at a time: 60K nodes read at once held the thread ~0.4 s. */
 const GENTLE_CATALOG_SLICE = 4000;
-
-/**
- * Whether a question asks for test code (search's and query's one rule). A report (several lines and
- * more than TERMS distinct words: a pasted issue or commit message) asks what its first line says: the
- * tests its body speaks of ("Adds a regression test", "we ran the tests") were done, not sought.
- */
-export function asksForTests(query: string): boolean {
-  const text = query.trim();
-  const nl = text.indexOf("\n");
-  const report = nl >= 0 && new Set(contentWords(text)).size > TERMS;
-  return seeksTests(report ? text.slice(0, nl) : query);
-}
 
 /** Adds (or takes back) the nodes' stems to document frequencies. */
 function countTerms(df: Map<string, number>, nodes: MemNode[], sign: 1 | -1): void {

@@ -34,7 +34,7 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Kotlin signatures after their annotations and through their heads, bodiless heads through their
  * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state, Java
  * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
- * above attributes.
+ * above attributes, Java and Swift signatures after their annotations.
  */
 export const INDEX_VERSION = "8";
 

@@ -363,12 +363,21 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   } else if (!body) {
     body = def.childForFieldName("value")?.childForFieldName("body") ?? null;
   }
-  // Attributes above a declaration (C#'s `[JsonProperty("x")]`, PHP's `#[Route]`) are no part of its head.
+  // Attributes and annotations before a declaration (C#'s `[JsonProperty("x")]`, PHP's `#[Route]`,
+  // Java's `@Deprecated`, Swift's `@available(…)`, the last two at the head of its modifiers) are no
+  // part of its head: an interface method's signature was `@Deprecated` alone.
   let start = def.startIndex;
-  for (const c of def.children) {
-    if (c?.type !== "attribute_list") break;
-    start = c.nextSibling?.startIndex ?? start;
-  }
+  const leading = (nodes: (TSNode | null)[], types: ReadonlySet<string>) => {
+    for (const c of nodes) {
+      if (!c || !types.has(c.type)) return false;
+      start = c.nextSibling?.startIndex ?? start;
+    }
+    return true;
+  };
+  const modifiers = def.children[0];
+  if (modifiers?.type === "modifiers") {
+    if (leading(modifiers.children, ANNOTATIONS)) start = modifiers.nextSibling?.startIndex ?? start;
+  } else leading(def.children, ATTRIBUTE_LISTS);
   let text: string;
   // A comment between the head and the body (Ruby's `class Foo # why`, or doc comments inside) is no part of the signature.
   const comment = def.children.find((c) => c?.type === "comment" && (!body || c.startIndex < body.startIndex));
@@ -380,9 +389,11 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
     // No body: the head's first line, or through the line its parameters end on when they go on
     // (an abstract or interface method `ExecuteCore<T>(` with one parameter a line, a record `R(`).
     const first = source.indexOf("\n", start);
-    // Parameters that open on the first line (a tree repaired around an error can place them later).
-    const params = def.children.find((c) => c && c.startIndex >= start && (first === -1 || c.startIndex < first) && /param/.test(c.type) && !/type_param/.test(c.type));
-    const nl = params && params.endIndex > first ? source.indexOf("\n", params.endIndex) : first;
+    // Parameters that open on the first line (a tree repaired around an error can place them later):
+    // one list, or each parameter a child of its own (Swift).
+    const params = def.children.filter((c): c is TSNode => !!c && c.startIndex >= start && /param/.test(c.type) && !/type_param/.test(c.type));
+    const end = params.length && (first === -1 || params[0].startIndex < first) ? params[params.length - 1].endIndex : -1;
+    const nl = end > first ? source.indexOf("\n", end) : first;
     text = source.slice(start, nl === -1 || nl > def.endIndex ? def.endIndex : nl);
   }
   // Scala's `def f(x: Int): Int = …` leaves its `=`.
@@ -390,6 +401,11 @@ function signatureOf(def: TSNode, source: string, whole = false): string {
   if (def.type === "type_spec") text = `type ${text}`;
   return cap(text);
 }
+
+/** Attribute lists written before a declaration, as its first children (C#, PHP). */
+const ATTRIBUTE_LISTS: ReadonlySet<string> = new Set(["attribute_list"]);
+/** Annotations at the head of a declaration's modifiers (Java, Swift). */
+const ANNOTATIONS: ReadonlySet<string> = new Set(["marker_annotation", "annotation", "attribute"]);
 
 function cap(signature: string): string {
   return signature.length > SIGNATURE_CAP ? signature.slice(0, SIGNATURE_CAP) + "…" : signature;

@@ -44,3 +44,22 @@ describe("Java anonymous class bodies", () => {
     ]);
   });
 });
+
+describe("annotated declarations", () => {
+  it("sign from after their annotations: an interface method is its head, not `@Deprecated`", async () => {
+    const source = `public interface Api {
+  @Deprecated
+  @Nullable
+  String get(String key,
+             int n);
+
+  @Override
+  public String toString() { return ""; }
+}
+`;
+    const ex = await new Extractor().extract("Api.java", source, languageForPath("Api.java")!, { countTokens: false });
+    const sig = (name: string) => ex.defs.find((d: any) => d.name === name)?.signature;
+    expect(sig("get")).toBe("String get(String key, int n);");
+    expect(sig("toString")).toBe("public String toString()");
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { builtFixture } from "./fixture.js";
+import { builtFixture, builtProject } from "./fixture.js";
 
 /**
  * Swift on real code: the iOS sources of @capacitor/camera 8.2.4 from the npm registry (a SwiftPM
@@ -15,7 +15,7 @@ describe("Swift (@capacitor/camera)", () => {
     const { result, node, g } = await built();
     expect(result.files_indexed).toBe(6);
     expect(result.unsupported).toEqual([]);
-    expect(node(`${PLUGIN}::CameraPlugin`)).toMatchObject({ type: "class", signature: "@objc(CAPCameraPlugin) public class CameraPlugin: CAPPlugin, CAPBridgedPlugin", line_start: 8, line_end: 309 });
+    expect(node(`${PLUGIN}::CameraPlugin`)).toMatchObject({ type: "class", signature: "public class CameraPlugin: CAPPlugin, CAPBridgedPlugin", line_start: 8, line_end: 309 });
     expect(node(`${PLUGIN}::CameraPlugin.cameraSettings`)).toMatchObject({ type: "method", signature: "private func cameraSettings(from call: CAPPluginCall) -> CameraSettings", line_start: 278, line_end: 308 });
     // Methods of an extension (`private extension CameraPlugin`, `extension CameraPlugin: PHPickerViewControllerDelegate`) join the type.
     expect(node(`${PLUGIN}::CameraPlugin.returnImage`)).toMatchObject({ type: "method", qualified_name: "CameraPlugin.returnImage", parent: `${PLUGIN}::CameraPlugin`, line_start: 399 });
@@ -52,5 +52,22 @@ describe("Swift (@capacitor/camera)", () => {
     const { engine, root } = await built();
     const r = await engine.search({ project_path: root, query: "resize an image preserving its aspect ratio", limit: 5 });
     expect(r.results.map((x: any) => x.file_path)).toContain(`${SRC}/CameraExtensions.swift`);
+  });
+});
+
+describe("annotated declarations", () => {
+  it("sign from after their attributes, a bodiless head through its parameters on several lines", async () => {
+    const { node } = await builtProject({
+      "Session.swift": `public protocol Session {
+    @available(macOS 10.15, iOS 13, *)
+    func request(_ url: URL,
+                 method: String) async throws -> Data
+    @discardableResult
+    func cancel() -> Self
+}
+`,
+    });
+    expect(node("Session.swift::Session.request")).toMatchObject({ type: "method", signature: "func request(_ url: URL, method: String) async throws -> Data" });
+    expect(node("Session.swift::Session.cancel")).toMatchObject({ signature: "func cancel() -> Self" });
   });
 });

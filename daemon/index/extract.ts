@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
 import path from "node:path";
-import v8 from "node:v8";
 import { Language, Parser, Query, type Node as TSNode, type Tree } from "web-tree-sitter";
 import { hasCopyMark } from "./file-role.js";
 import type { LanguageSpec } from "./languages/language.js";
@@ -54,17 +53,6 @@ interface Found {
 }
 
 /**
- * Grammars and the parser are compiled straight to V8's optimizing tier: its baseline tier
- * (Liftoff) then recompiling the hot functions cost each thread that parses (each parse worker)
- * ~0.5 s of CPU over its first files, a tenth of coreutils' extraction on two workers; its steady
- * speed and a single file's first parse are the same either way (measured on coreutils' C files).
- * A V8 flag is the process's: set before the first grammar compiles, it holds for every thread.
- */
-function skipBaselineTier(): void {
-  v8.setFlagsFromString("--no-liftoff");
-}
-
-/**
  * Parses source files with tree-sitter into the raw material of the code graph: definitions (its
  * nodes), calls and imports (its edges once `resolve.ts` has matched them to definitions).
  * Grammars load lazily.
@@ -77,7 +65,7 @@ export class Extractor {
     let p = this.loaded.get(spec.id);
     if (!p) {
       p = (async () => {
-        Extractor.init ??= (skipBaselineTier(), Parser.init());
+        Extractor.init ??= Parser.init();
         await Extractor.init;
         const lang = await Language.load(grammarPath(spec.grammar));
         const parser = new Parser();

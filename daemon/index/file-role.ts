@@ -11,8 +11,12 @@ export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "bui
 const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
-/** Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, bundler configs, a `build.lua`. */
-const BUILD_SCRIPT = /(^|\/)(build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|(gulpfile|gruntfile|webpack\.config|rollup\.config|vite\.config|esbuild\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
+/**
+ * Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, Gradle's Kotlin scripts
+ * (`build.gradle.kts`, `settings.gradle.kts`, convention plugins `*.gradle.kts`), SwiftPM's
+ * `Package.swift`, Mix's `mix.exs`, Mill's `build.sc`, bundler and JavaScript tool configs, a `build.lua`.
+ */
+const BUILD_SCRIPT = /(^|\/)(build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
 /** Names of generated copies: an amalgamation, a single-header distribution. */
 const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */

@@ -161,4 +161,57 @@ describe("file roles", () => {
     expect(moved).toBeGreaterThan(30);
     expect(crossed).toBeGreaterThan(5);
   });
+
+  it("Gradle's Kotlin scripts, SwiftPM's manifest and tool configs are build scripts: they rank below the code a report is about unless the question asks about the build", async () => {
+    const { engine, root } = await builtProject({
+      "okhttp/src/main/kotlin/okhttp3/Interceptor.kt": `package okhttp3
+
+/** Observes, modifies and short-circuits requests going out and the responses coming back in. */
+fun interface Interceptor {
+  fun intercept(chain: Chain): Response
+
+  /** The chain of interceptors a call passes through: its request, connection and timeouts. */
+  interface Chain {
+    fun request(): Request
+    fun proceed(request: Request): Response
+    fun connectTimeoutMillis(): Int
+  }
+}
+`,
+      "okhttp/build.gradle.kts": `plugins {
+  kotlin("jvm")
+}
+
+// The interceptor chain's API is checked for binary compatibility against the last release.
+apiValidation {
+  ignoredPackages += "okhttp3.internal"
+}
+
+dependencies {
+  api(libs.squareup.okio)
+  testImplementation(libs.junit)
+}
+`,
+      "build-logic/src/main/kotlin/okhttp.jvm-conventions.gradle.kts": `// Compiles every module for Java 8 and checks binary compatibility of its API.
+tasks.withType<JavaCompile> { options.release.set(8) }
+`,
+      "Package.swift": `// swift-tools-version:5.7
+import PackageDescription
+
+// The interceptor library for Apple platforms.
+let package = Package(name: "Interceptors", targets: [.target(name: "Interceptors")])
+`,
+    });
+    const roles = recordedRoles(root);
+    expect(roles["okhttp/build.gradle.kts"]).toBe("build-script");
+    expect(roles["build-logic/src/main/kotlin/okhttp.jvm-conventions.gradle.kts"]).toBe("build-script");
+    expect(roles["Package.swift"]).toBe("build-script");
+    expect(roles["okhttp/src/main/kotlin/okhttp3/Interceptor.kt"]).toBeUndefined();
+
+    const files = async (query: string) => [...new Set((await engine.search({ project_path: root, query, limit: 20 })).results.map((r) => r.file_path))];
+    // A report about the chain's API: the interceptor's source first, the scripts that mention it after.
+    expect((await files("Fix a binary-incompatible API change in the interceptor chain"))[0]).toBe("okhttp/src/main/kotlin/okhttp3/Interceptor.kt");
+    // Asked about the Gradle build, its scripts are not held back.
+    expect((await files("which dependencies does the Gradle build declare: okio and junit?"))[0]).toBe("okhttp/build.gradle.kts");
+  });
 });

@@ -36,7 +36,8 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
  * above attributes, Java and Swift signatures after their annotations, file roles that take no test
  * file for what a file copies (a library its tests stub was a "generated copy") nor plugins defining
- * the same hooks for copies of one another (bats' formatters).
+ * the same hooks for copies of one another (bats' formatters); roles of examples (`examples/`,
+ * `Example/`) and of a documentation site's scripts (`docs/js/`, a `.docset`, as vendored).
  */
 export const INDEX_VERSION = "8";
 

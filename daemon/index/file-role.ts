@@ -3,14 +3,22 @@ import { isTestPath, type TestClassifier } from "./test-code.js";
 /**
  * What a file is to its project, recorded at index time (meta `file_roles`, source files left out):
  * the project's own source, a copy of it made by a generator (an amalgamated single header), code of
- * another project bundled in, a benchmark, or a build script. Tests are told apart by the test
+ * another project bundled in, a benchmark, a build script, or an example of its use. Tests are told apart by the test
  * classifier (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name
  * the role beside the file.
  */
-export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script";
+export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script" | "example";
 
 /** Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all). */
 const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled)\//i;
+/**
+ * The scripts and styles of a documentation site (jazzy's `docs/js/`, Sphinx's `_static/`, mkdocs'
+ * `assets/`) and a Dash docset: the generator's theme and the libraries it ships (jQuery, lunr,
+ * typeahead), not the project's code.
+ */
+const DOC_SITE = /(^|\/)(docs?|documentation|site|_site)\/(.+\/)?(js|javascripts?|css|assets|_static|static)\/|\.docset\//i;
+/** Example programs and demo apps of a library (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`): its use, not its code. */
+const EXAMPLE = /(^|\/)(examples?|samples?|demos?)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
 /** Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, bundler configs, a `build.lua`. */
@@ -28,9 +36,10 @@ export function hasCopyMark(source: string): boolean {
 /** A file's role by its path and header alone. */
 export function roleByPath(path: string, copyMark: boolean): FileRole {
   if (COPY_NAME.test(path) || copyMark) return "generated-copy";
-  if (VENDORED.test(path)) return "vendored";
+  if (VENDORED.test(path) || DOC_SITE.test(path)) return "vendored";
   if (BENCH.test(path)) return "bench";
   if (BUILD_SCRIPT.test(path)) return "build-script";
+  if (EXAMPLE.test(path)) return "example";
   return "source";
 }
 

@@ -112,6 +112,28 @@ describe("file roles", () => {
     expect(results[0].role).toBeUndefined();
   });
 
+  it("a demo app and a documentation site's scripts rank below the library's source unless asked for (Alamofire's Example/ and docs/js/)", async () => {
+    const headers = `/// An order-preserving collection of HTTP headers: \`HTTPHeaders(["Host": "example.com"])\`.\npublic struct HTTPHeaders {\n    private var headers: [String: String] = [:]\n    /// Adds a header, replacing one of the same name.\n    public mutating func add(name: String, value: String) { headers[name] = value }\n}\n`;
+    const demo = `import Alamofire\n/// Shows the HTTP headers of a response.\nclass DetailViewController {\n    var headers = HTTPHeaders()\n    func showHeaders(name: String, value: String) { headers.add(name: name, value: value) }\n}\n`;
+    const site = `// Shows HTTP headers of a documented item and adds a header link.\nfunction showHeaders(name, value) { return name + value; }\nfunction addHeaderLink(name) { return name; }\n`;
+    const { engine, root } = await builtProject({
+      "Source/HTTPHeaders.swift": headers,
+      "Example/Source/DetailViewController.swift": demo,
+      "docs/js/jazzy.js": site,
+      "docs/docsets/Lib.docset/Contents/Resources/Documents/js/jazzy.js": site,
+    });
+    expect(recordedRoles(root)).toEqual({
+      "Example/Source/DetailViewController.swift": "example",
+      "docs/js/jazzy.js": "vendored",
+      "docs/docsets/Lib.docset/Contents/Resources/Documents/js/jazzy.js": "vendored",
+    });
+    const files = async (query: string) => (await engine.search({ project_path: root, query, limit: 5, group_by: "file" })).results.map((r) => [r.file_path, r.role]);
+    const asked = "remove the explicit call of the empty initializer when headers add a name and value";
+    expect((await files(asked))[0]).toEqual(["Source/HTTPHeaders.swift", undefined]);
+    // The word asks for the example.
+    expect(await files("the example that shows headers")).toContainEqual(["Example/Source/DetailViewController.swift", "example"]);
+  });
+
   it("an incremental build judges again only the files its edits can move, and records the roles a full build of the same tree does", async () => {
     // Unrelated files: what an edit of the JSON library need not judge again.
     const others = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`tools/t${i}.cpp`, `// Tool ${i}.\nint tool_${i}_run(int x) { return x + ${i}; }\nint tool_${i}_stop(int x) { return x - ${i}; }\n`]));

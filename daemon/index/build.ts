@@ -34,7 +34,10 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Kotlin signatures after their annotations and through their heads, bodiless heads through their
  * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state, Java
  * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
- * above attributes, Java and Swift signatures after their annotations.
+ * above attributes, Java and Swift signatures after their annotations, file roles that take no test
+ * file for what a file copies (a library its tests stub was a "generated copy") nor plugins defining
+ * the same hooks for copies of one another (bats' formatters); roles of examples (`examples/`,
+ * `Example/`) and of a documentation site's scripts (`docs/js/`, a `.docset`, as vendored).
  */
 export const INDEX_VERSION = "8";
 
@@ -58,6 +61,8 @@ export interface BuildCache {
   files: Map<string, FileRow>;
   /** Its files' roles, brought up to date by each build from the files it parsed. */
   roles?: FileRoles;
+  /** The `[index] test_patterns` the roles were judged with (tests are no file's original): a change judges them all again. */
+  rolesTestPatterns?: string;
 }
 
 /** Graphs of this many nodes are clustered on a thread while the build writes the rest of its index. */
@@ -405,7 +410,8 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (warmFiles) for (const p of [...removed, ...upserts.map((u) => u.row.path)]) totalTokens += (rows.get(p)?.tokens ?? 0) - (previous.get(p)?.tokens ?? 0);
       else totalTokens = [...rows.values()].reduce((s, f) => s + f.tokens, 0);
       const builtAt = new Date().toISOString();
-      const roles = fileRolesAfter(graph, warm, fresh, removed, [...scan.current]);
+      const rolesTestPatterns = JSON.stringify(cfg.index.testPatterns);
+      const roles = fileRolesAfter(graph, warm, fresh, removed, [...scan.current], cfg.index.testPatterns);
       const change: Omit<BuildDelta, keyof Clustering> = {
         removedFiles: removed,
         upsertFiles: upserts,
@@ -439,7 +445,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
       if (clustering) ({ communityOf, communities } = await clustering);
       lap("write");
       if (opts.optimize) await store.optimize();
-      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows, roles } : undefined;
+      if (opts.cache) opts.cache.value = graph.resolver ? { resolver: graph.resolver, tsPaths, communityOf, communities, carried, files: rows, roles, rolesTestPatterns } : undefined;
       await store.close();
 
       const write = source === "builtin" ? graphWrite(cfg, opts, builtAt) : undefined;
@@ -706,13 +712,14 @@ async function resolveChanges(a: {
  * the build updated the warm graph, else judged from every file the graph holds (or, for an
  * external graph, from paths alone).
  */
-function fileRolesAfter(graph: GraphChange, warm: BuildCache | undefined, fresh: Map<string, FileExtract>, removed: string[], current: string[]): FileRoles {
-  if (!graph.resolver) return new FileRoles(current.map((path) => ({ path, copyMark: false, defs: [] })));
-  if (warm?.roles && graph.resolver === warm.resolver) {
+function fileRolesAfter(graph: GraphChange, warm: BuildCache | undefined, fresh: Map<string, FileExtract>, removed: string[], current: string[], testPatterns: readonly string[]): FileRoles {
+  const isTest = testClassifier(testPatterns);
+  if (!graph.resolver) return new FileRoles(current.map((path) => ({ path, copyMark: false, defs: [] })), isTest);
+  if (warm?.roles && graph.resolver === warm.resolver && warm.rolesTestPatterns === JSON.stringify(testPatterns)) {
     warm.roles.update([...fresh.values()].map(roleFacts), removed);
     return warm.roles;
   }
-  return new FileRoles(graph.resolver.fileFacts());
+  return new FileRoles(graph.resolver.fileFacts(), isTest);
 }
 
 /** The graph of the index as stored, resolved again from its extracts (those `keep` keeps). */

@@ -1,14 +1,24 @@
+import { isTestPath, type TestClassifier } from "./test-code.js";
+
 /**
  * What a file is to its project, recorded at index time (meta `file_roles`, source files left out):
  * the project's own source, a copy of it made by a generator (an amalgamated single header), code of
- * another project bundled in, a benchmark, or a build script. Tests are told apart by the test
+ * another project bundled in, a benchmark, a build script, or an example of its use. Tests are told apart by the test
  * classifier (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name
  * the role beside the file.
  */
-export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script";
+export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script" | "example";
 
 /** Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all). */
 const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled)\//i;
+/**
+ * The scripts and styles of a documentation site (jazzy's `docs/js/`, Sphinx's `_static/`, mkdocs'
+ * `assets/`) and a Dash docset: the generator's theme and the libraries it ships (jQuery, lunr,
+ * typeahead), not the project's code.
+ */
+const DOC_SITE = /(^|\/)(docs?|documentation|site|_site)\/(.+\/)?(js|javascripts?|css|assets|_static|static)\/|\.docset\//i;
+/** Example programs and demo apps of a library (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`): its use, not its code. */
+const EXAMPLE = /(^|\/)(examples?|samples?|demos?)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
 /**
@@ -30,9 +40,10 @@ export function hasCopyMark(source: string): boolean {
 /** A file's role by its path and header alone. */
 export function roleByPath(path: string, copyMark: boolean): FileRole {
   if (COPY_NAME.test(path) || copyMark) return "generated-copy";
-  if (VENDORED.test(path)) return "vendored";
+  if (VENDORED.test(path) || DOC_SITE.test(path)) return "vendored";
   if (BENCH.test(path)) return "bench";
   if (BUILD_SCRIPT.test(path)) return "build-script";
+  if (EXAMPLE.test(path)) return "example";
   return "source";
 }
 
@@ -57,8 +68,8 @@ export function roleFacts(ex: { path: string; copyMark?: boolean; defs: { kind: 
  * Roles of every file, the non-source ones only. Content tells an amalgamation the path does not:
  * a file that holds most of the definitions of two or more other files (by name and kind) copies them.
  */
-export function fileRoles(files: RoleFacts[]): Record<string, FileRole> {
-  return new FileRoles(files).roles();
+export function fileRoles(files: RoleFacts[], isTest: TestClassifier = isTestPath): Record<string, FileRole> {
+  return new FileRoles(files, isTest).roles();
 }
 
 /**
@@ -74,7 +85,12 @@ export class FileRoles {
   /** Files judged by the last update (or the construction): what it cost. */
   lastJudged = 0;
 
-  constructor(files: RoleFacts[]) {
+  /**
+   * `isTest`: test code is never what a file copies. A test that stubs two functions of a shell
+   * library (nvm's tests redefine `nvm_download`, `nvm_has`) holds a subset of its definitions: the
+   * library is what the stubs stand in for, not a copy of them.
+   */
+  constructor(files: RoleFacts[], readonly isTest: TestClassifier = isTestPath) {
     this.update(files, []);
   }
 
@@ -128,18 +144,32 @@ export class FileRoles {
     const role = this.byPath.get(path)!;
     const mine = this.defsOf.get(path)!;
     if (role !== "source" || mine.size < COPY_MIN_DEFS * 2) return role;
-    // Files whose definitions this one repeats, counted per other file.
-    const shared = new Map<string, number>();
+    // The definitions this one repeats, per other file (tests excepted: see the constructor).
+    const shared = new Map<string, string[]>();
     for (const d of mine) {
       const held = this.holders.get(d)!;
       if (held.size > COMMON_NAME_FILES) continue; // `main`, `new`: no evidence of a copy
-      for (const p of held) if (p !== path) shared.set(p, (shared.get(p) ?? 0) + 1);
+      for (const p of held) if (p !== path && !this.isTest(p)) push(shared, p, d);
     }
-    let copied = 0;
-    for (const [other, n] of shared) {
+    const covers = (other: string, defs: string[]) => {
       const total = this.defsOf.get(other)!.size;
-      if (total >= COPY_MIN_DEFS && total < mine.size && n / total >= COPY_SHARE) copied++;
+      return total >= COPY_MIN_DEFS && total < mine.size && defs.length / total >= COPY_SHARE;
+    };
+    const originals = new Set([...shared].filter(([other, defs]) => covers(other, defs)).map(([other]) => other));
+    // An amalgamation joins files that define different things; plugins that each define the same
+    // hooks (bats' formatters all define `bats_tap_stream_*`) are no copies of one another. What an
+    // original gives counts only where no other original defines it too.
+    let copied = 0;
+    for (const other of originals) {
+      const own = shared.get(other)!.filter((d) => ![...this.holders.get(d)!].some((h) => h !== other && originals.has(h)));
+      if (covers(other, own)) copied++;
     }
     return copied >= 2 ? "generated-copy" : "source";
   }
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
 }

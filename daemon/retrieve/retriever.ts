@@ -80,7 +80,7 @@ export const TEST_FACTOR = 0.5;
 
 /**
  * Hits in files that copy or serve the project's code rather than being it (file-role.ts: generated
- * copies, vendored code, benchmarks, build scripts) rank below its own source, as tests do, unless the
+ * copies, vendored code, benchmarks, build scripts, examples) rank below its own source, as tests do, unless the
  * question asks for that kind of file or names the hit. Not measured on the benchmark: TEST_FACTOR's value.
  */
 export const ROLE_FACTOR = TEST_FACTOR;
@@ -91,6 +91,8 @@ const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
   bench: /\bbench/i,
   "build-script": /\bbuild\b|setup\.py|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
+  // Not the example.com of a URL in a report.
+  example: /\b(examples?|samples?|demos?)\b(?!\.(com|org|net)\b)/i,
 };
 
 /**
@@ -573,7 +575,7 @@ export class Retriever {
       const x = signals(h.node);
       Object.assign(x, { test: this.isTest(h.node.file_path), seeksTests: asksTests, named: named.has(h.node.id) });
       if (x.test && !asksTests && !x.named) h.score *= TEST_FACTOR;
-      // Generated copies, vendored code, benchmarks and build scripts (file-role.ts) are where a fix rarely goes.
+      // Generated copies, vendored code, benchmarks, build scripts and examples (file-role.ts) are where a fix rarely goes.
       const role = this.roleOf(h.node.file_path);
       if (role !== "source" && !x.named && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
     }

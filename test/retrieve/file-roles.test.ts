@@ -81,6 +81,59 @@ describe("file roles", () => {
     expect(answer.context).not.toMatch(/### src\/parser\.cpp:\d+-\d+ .*\[/);
   });
 
+  it("a shell library whose functions tests stub is the project's source, not a copy of the stubs (nvm.sh)", async () => {
+    // nvm's shape: one big library of functions; tests source it and redefine a few of them as stubs.
+    const lib = ["download", "has", "ls_remote", "install", "use", "alias"].map((f) => `# ${f} a node version.\nnvm_${f}() {\n  echo "${f} $1"\n}\n`).join("\n");
+    const stub = (fns: string[]) => `#!/bin/sh\n. ../../nvm.sh\n${fns.map((f) => `nvm_${f}() {\n  echo stubbed\n}\n`).join("")}nvm_install 18 || exit 1\n`;
+    const { engine, root } = await builtProject({
+      "nvm.sh": lib,
+      "test/fast/install with a stubbed download": stub(["download", "has"]),
+      "test/fast/ls-remote without curl": stub(["download", "ls_remote"]),
+    });
+    expect(recordedRoles(root)["nvm.sh"]).toBeUndefined();
+    const { results } = await engine.search({ project_path: root, query: "nvm_download fails to download a version", limit: 5, group_by: "file" });
+    expect(results[0]).toMatchObject({ file_path: "nvm.sh" });
+    expect(results[0].role).toBeUndefined();
+  });
+
+  it("formatters that each define the same hooks are source, not copies of one another (bats' formatters)", async () => {
+    const hooks = ["plan", "begin", "ok", "not_ok", "skipped", "comment"];
+    const formatter = (name: string, own: string[]) =>
+      `#!/usr/bin/env bash\n# Formats a TAP stream as ${name}.\n${[...own, ...hooks.map((h) => `bats_tap_stream_${h}`)].map((f) => `${f}() {\n  printf '%s\\n' "${name} $*"\n}\n`).join("")}`;
+    const { engine, root } = await builtProject({
+      "libexec/bats-format-tap": formatter("tap", []),
+      "libexec/bats-format-tap13": formatter("tap13", ["add_yaml_entry"]),
+      "libexec/bats-format-junit": formatter("junit", ["xml_escape", "suite_header", "suite_footer", "print_test_case"]),
+      "libexec/bats-format-pretty": formatter("pretty", ["set_color", "clear_color", "move_up", "move_down", "summary", "update_screen_width"]),
+    });
+    expect(recordedRoles(root)).toEqual({});
+    const { results } = await engine.search({ project_path: root, query: "xml_escape breaks the junit suite_header", limit: 5, group_by: "file" });
+    expect(results[0]).toMatchObject({ file_path: "libexec/bats-format-junit" });
+    expect(results[0].role).toBeUndefined();
+  });
+
+  it("a demo app and a documentation site's scripts rank below the library's source unless asked for (Alamofire's Example/ and docs/js/)", async () => {
+    const headers = `/// An order-preserving collection of HTTP headers: \`HTTPHeaders(["Host": "example.com"])\`.\npublic struct HTTPHeaders {\n    private var headers: [String: String] = [:]\n    /// Adds a header, replacing one of the same name.\n    public mutating func add(name: String, value: String) { headers[name] = value }\n}\n`;
+    const demo = `import Alamofire\n/// Shows the HTTP headers of a response.\nclass DetailViewController {\n    var headers = HTTPHeaders()\n    func showHeaders(name: String, value: String) { headers.add(name: name, value: value) }\n}\n`;
+    const site = `// Shows HTTP headers of a documented item and adds a header link.\nfunction showHeaders(name, value) { return name + value; }\nfunction addHeaderLink(name) { return name; }\n`;
+    const { engine, root } = await builtProject({
+      "Source/HTTPHeaders.swift": headers,
+      "Example/Source/DetailViewController.swift": demo,
+      "docs/js/jazzy.js": site,
+      "docs/docsets/Lib.docset/Contents/Resources/Documents/js/jazzy.js": site,
+    });
+    expect(recordedRoles(root)).toEqual({
+      "Example/Source/DetailViewController.swift": "example",
+      "docs/js/jazzy.js": "vendored",
+      "docs/docsets/Lib.docset/Contents/Resources/Documents/js/jazzy.js": "vendored",
+    });
+    const files = async (query: string) => (await engine.search({ project_path: root, query, limit: 5, group_by: "file" })).results.map((r) => [r.file_path, r.role]);
+    const asked = "remove the explicit call of the empty initializer when headers add a name and value";
+    expect((await files(asked))[0]).toEqual(["Source/HTTPHeaders.swift", undefined]);
+    // The word asks for the example.
+    expect(await files("the example that shows headers")).toContainEqual(["Example/Source/DetailViewController.swift", "example"]);
+  });
+
   it("an incremental build judges again only the files its edits can move, and records the roles a full build of the same tree does", async () => {
     // Unrelated files: what an edit of the JSON library need not judge again.
     const others = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`tools/t${i}.cpp`, `// Tool ${i}.\nint tool_${i}_run(int x) { return x + ${i}; }\nint tool_${i}_stop(int x) { return x - ${i}; }\n`]));

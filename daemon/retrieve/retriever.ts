@@ -92,7 +92,7 @@ const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   bench: /\bbench/i,
   "build-script": /\bbuild\b|setup\.py|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
   // Not the example.com of a URL in a report.
-  example: /\b(examples?|samples?|demos?)\b(?!\.(com|org|net)\b)/i,
+  example: /\b(examples?|samples?|demos?|recipes?)\b(?!\.(com|org|net)\b)/i,
 };
 
 /**
@@ -570,6 +570,8 @@ export class Retriever {
     // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
     // context (a failing test's report), not a request for the test.
     const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
+    // A name the project's own source defines too is the source's: a copy, sample or vendored namesake of it stays below.
+    const namedInSource = new Set(mentions.filter((m) => m.by === "name" && this.roleOf(m.node.file_path) === "source").map((m) => m.node.name));
     const asksTests = seeksTests(query);
     for (const h of scores.values()) {
       const x = signals(h.node);
@@ -577,7 +579,7 @@ export class Retriever {
       if (x.test && !asksTests && !x.named) h.score *= TEST_FACTOR;
       // Generated copies, vendored code, benchmarks, build scripts and examples (file-role.ts) are where a fix rarely goes.
       const role = this.roleOf(h.node.file_path);
-      if (role !== "source" && !x.named && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
+      if (role !== "source" && !(x.named && !namedInSource.has(h.node.name)) && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
     }
     const handBest = Math.max(0, ...[...scores.values()].map((h) => h.score));
     return [...scores.values()].map((hit) => {

@@ -267,4 +267,42 @@ let package = Package(name: "Interceptors", targets: [.target(name: "Interceptor
     // Asked about the Gradle build, its scripts are not held back.
     expect((await files("which dependencies does the Gradle build declare: okio and junit?"))[0]).toBe("okhttp/build.gradle.kts");
   });
+
+  it("a sample's namesake of a definition the question names stays below the project's own definition; asked for a recipe, the sample leads", async () => {
+    const { engine, root } = await builtProject({
+      "okhttp/src/main/kotlin/okhttp3/RequestBody.kt": `package okhttp3
+
+/** The body of a request: its content type, length and bytes. */
+abstract class RequestBody {
+  abstract fun contentType(): MediaType?
+
+  /** Returns a body that compresses this one with gzip as it is written. */
+  fun gzip(): RequestBody = GzipRequestBody(this)
+}
+`,
+      "samples/guide/src/main/java/okhttp3/recipes/RequestBodyCompression.java": `package okhttp3.recipes;
+
+/** Compresses request bodies with gzip: an interceptor adds the gzip header and gzips each request body. */
+public final class RequestBodyCompression {
+  /** Gzips the request body of every request and sets Content-Encoding: gzip. */
+  static final class GzipRequestInterceptor implements Interceptor {
+    public Response intercept(Chain chain) throws IOException {
+      Request original = chain.request();
+      Request compressed = original.newBuilder().header("Content-Encoding", "gzip").method(original.method(), gzip(original.body())).build();
+      return chain.proceed(compressed);
+    }
+
+    /** The request body, gzipped. */
+    private RequestBody gzip(final RequestBody body) {
+      return body.gzip();
+    }
+  }
+}
+`,
+    });
+    expect(recordedRoles(root)["samples/guide/src/main/java/okhttp3/recipes/RequestBodyCompression.java"]).toBe("example");
+    const files = async (query: string) => [...new Set((await engine.search({ project_path: root, query, limit: 20 })).results.map((r) => r.file_path))];
+    expect((await files("Move gzip() from RequestBody to Request.Builder"))[0]).toBe("okhttp/src/main/kotlin/okhttp3/RequestBody.kt");
+    expect((await files("the recipe that posts a gzip-compressed request body"))[0]).toBe("samples/guide/src/main/java/okhttp3/recipes/RequestBodyCompression.java");
+  });
 });

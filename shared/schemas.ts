@@ -53,9 +53,9 @@ export const SearchResult = z.object({
   via: z.array(z.string()),
   is_test: z.boolean().describe("Test code (by the language's conventions and [index] test_patterns); ranked below implementation unless the query is about tests"),
   role: z
-    .enum(["source", "generated-copy", "vendored", "bench", "build-script"])
+    .enum(["source", "generated-copy", "vendored", "bench", "build-script", "example"])
     .optional()
-    .describe("What the file is when not the project's own source: a generated copy (amalgamation), vendored code, a benchmark or a build script; ranked below source unless asked for"),
+    .describe("What the file is when not the project's own source: a generated copy (amalgamation), vendored code, a benchmark, a build script or an example; ranked below source unless asked for"),
   also: z
     .array(z.object({ id: z.string(), qualified_name: z.string(), type: z.string(), line_start: z.number().int(), line_end: z.number().int(), score: z.number() }))
     .optional()

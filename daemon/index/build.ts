@@ -34,7 +34,8 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Kotlin signatures after their annotations and through their heads, bodiless heads through their
  * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state, Java
  * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
- * above attributes, Java and Swift signatures after their annotations.
+ * above attributes, Java and Swift signatures after their annotations, the file role `example` and
+ * vendored releases under versioned directories (`gtest-1.11.0/`).
  */
 export const INDEX_VERSION = "8";
 

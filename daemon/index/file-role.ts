@@ -1,14 +1,19 @@
 /**
  * What a file is to its project, recorded at index time (meta `file_roles`, source files left out):
  * the project's own source, a copy of it made by a generator (an amalgamated single header), code of
- * another project bundled in, a benchmark, or a build script. Tests are told apart by the test
+ * another project bundled in, a benchmark, a build script, or an example. Tests are told apart by the test
  * classifier (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name
  * the role beside the file.
  */
-export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script";
+export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script" | "example";
 
-/** Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all). */
-const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled)\//i;
+/**
+ * Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all),
+ * and a release of one unpacked under its versioned name (yaml-cpp's `test/gtest-1.11.0/`, `zlib-1.3.1/`).
+ */
+const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled|[A-Za-z][\w+]*-v?\d+(\.\d+)+)\//i;
+/** Code that shows the project in use rather than being it: examples, samples, demos, documentation's snippets (Polly's `src/Snippets/`). */
+const EXAMPLE = /(^|\/)(examples?|samples?|demos?|snippets|docs?|documentation)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
 /** Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, bundler configs, a `build.lua`. */
@@ -29,6 +34,7 @@ export function roleByPath(path: string, copyMark: boolean): FileRole {
   if (VENDORED.test(path)) return "vendored";
   if (BENCH.test(path)) return "bench";
   if (BUILD_SCRIPT.test(path)) return "build-script";
+  if (EXAMPLE.test(path)) return "example";
   return "source";
 }
 

@@ -37,7 +37,8 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * above attributes, Java and Swift signatures after their annotations, file roles that take no test
  * file for what a file copies (a library its tests stub was a "generated copy") nor plugins defining
  * the same hooks for copies of one another (bats' formatters); roles of examples (`examples/`,
- * `Example/`) and of a documentation site's scripts (`docs/js/`, a `.docset`, as vendored).
+ * `Example/`, `snippets/`, `docs/`), of a documentation site's scripts (`docs/js/`, a `.docset`, as
+ * vendored) and of releases unpacked under versioned directories (`gtest-1.11.0/`, vendored).
  */
 export const INDEX_VERSION = "8";
 

@@ -9,16 +9,22 @@ import { isTestPath, type TestClassifier } from "./test-code.js";
  */
 export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script" | "example";
 
-/** Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all). */
-const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled)\//i;
+/**
+ * Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all),
+ * and a release of one unpacked under its versioned name (yaml-cpp's `test/gtest-1.11.0/`, `zlib-1.3.1/`).
+ */
+const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled|[A-Za-z][\w+]*-v?\d+(\.\d+)+)\//i;
 /**
  * The scripts and styles of a documentation site (jazzy's `docs/js/`, Sphinx's `_static/`, mkdocs'
  * `assets/`) and a Dash docset: the generator's theme and the libraries it ships (jQuery, lunr,
  * typeahead), not the project's code.
  */
 const DOC_SITE = /(^|\/)(docs?|documentation|site|_site)\/(.+\/)?(js|javascripts?|css|assets|_static|static)\/|\.docset\//i;
-/** Example programs and demo apps of a library (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`): its use, not its code. */
-const EXAMPLE = /(^|\/)(examples?|samples?|demos?)\//i;
+/**
+ * Code that shows the project in use rather than being it: example programs and demo apps
+ * (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`), documentation's snippets (Polly's `src/Snippets/`, `docs/`).
+ */
+const EXAMPLE = /(^|\/)(examples?|samples?|demos?|snippets|docs?|documentation)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
 /**

@@ -110,8 +110,13 @@ const REPORT_WORDS = 24;
  * "we ran the tests") were done, not sought.
  */
 export function seeksTests(question: string): boolean {
+  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(askedText(question));
+}
+
+/** What a question asks for: a report's first line (see seeksTests), else the whole question. */
+export function askedText(question: string): string {
   const text = question.trim();
   const nl = text.indexOf("\n");
   const report = nl >= 0 && new Set(contentWords(text)).size > REPORT_WORDS;
-  return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(report ? text.slice(0, nl) : text);
+  return report ? text.slice(0, nl) : text;
 }

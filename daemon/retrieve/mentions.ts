@@ -10,11 +10,13 @@ export interface Mention {
   strength: number;
   /** Named by identifier (`wait_for`, `Response.Write`), or reached through a path or traceback frame. */
   by: "name" | "path";
+  /** The name as written that named it, lower-cased (its last part: `write` of `Response.Write`); a path's base name. */
+  token: string;
 }
 
 /** An identifier shared by more nodes (`__init__`, `String`) does not say which one is meant. */
 const SPECIFIC = 10;
-const WEAK = 0.35;
+export const WEAK = 0.35;
 /**
  * A file named by path, or the code at a stack-trace frame: the text points at it, and however long
  * the prose around it (a pasted report), the prose must not outvote it.
@@ -80,24 +82,27 @@ export class NameIndex {
   /** A path or traceback frame, `Class.method`, `module.name`, `name()`, a backticked name, a code-shaped name, or "the X module". */
   find(question: string): Mention[] {
     const out = new Map<string, Mention>();
+    let token = "";
     const noter = (by: Mention["by"]) => (nodes: CatalogNode[], strength: number) => {
       if (nodes.length === 0 || nodes.length > SPECIFIC) return;
       for (const node of nodes) {
         const m = out.get(node.id);
-        if (!m || m.strength < strength) out.set(node.id, { node, strength, by });
+        if (!m || m.strength < strength) out.set(node.id, { node, strength, by, token: by === "name" ? token : fileName(node.file_path).toLowerCase() });
       }
     };
     this.findPaths(question, noter("path"));
     const note = noter("name");
     for (const m of question.matchAll(MENTION)) {
-      const token = m[2];
-      const parts = token.split(/[.#]/);
+      const parts = m[2].split(/[.#]|::/);
       const last = parts[parts.length - 1];
+      token = last.toLowerCase();
       const named = this.byName.get(last.toLowerCase()) ?? [];
       if (parts.length > 1) {
         // Qualified forms first (Response.Write, TextWrapper._split), then a module prefix (textwrap.dedent, http.NewFileTransport).
         const qualifiedName = parts.slice(-2).join(".");
-        const qualified = (this.byQualified.get(qualifiedName.toLowerCase()) ?? []).filter((n) => n.qualified_name === qualifiedName);
+        const exact = (this.byQualified.get(qualifiedName.toLowerCase()) ?? []).filter((n) => n.qualified_name === qualifiedName);
+        // Within a namespace the written pair ends the qualified name (`Node::SetTag` is YAML.Node.SetTag).
+        const qualified = exact.length > 0 ? exact : named.filter((n) => n.qualified_name.endsWith(`.${qualifiedName}`));
         if (qualified.length > 0) {
           note(qualified, 1);
           continue;
@@ -163,11 +168,11 @@ export class NameIndex {
  */
 const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
 /**
- * A name as code: backticked (1), dotted (`a.b.C`) or Javadoc's `Class#member` (`ClassName#get`,
+ * A name as code: backticked (1), dotted (`a.b.C`, C++'s, Rust's and PHP's `a::b::C` too) or Javadoc's `Class#member` (`ClassName#get`,
  * `java.util.List#add`: after a capitalised segment only, not a URL's `page.html#anchor`), called
  * (3: `name()`, or a Rust macro's `name!(`), or followed by "module"/"package" (4).
  */
-const MENTION = /(`?)([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
+const MENTION = /(`?)([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
 /** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
 // Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
 const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;

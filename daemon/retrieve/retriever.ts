@@ -3,12 +3,12 @@ import { fileStamp } from "../../shared/paths.js";
 import { collectWhenIdle } from "../../shared/memory.js";
 import type { Embedder } from "../index/embed/embedder.js";
 import type { FileRole } from "../index/file-role.js";
-import { seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
+import { askedText, seeksTests, testClassifier, type TestClassifier } from "../index/test-code.js";
 import { contentWords, stem } from "../index/text.js";
 import type { GraphCommunity, GraphEdge } from "../index/types.js";
 import type { CatalogNode, FileRow, IndexStore, LexicalHit } from "../store/types.js";
 import { featureVector, type Signals } from "./features.js";
-import { NameIndex } from "./mentions.js";
+import { NameIndex, WEAK, type Mention } from "./mentions.js";
 import { HAND_RANKER_ID, LearnedRanker, SHIPPED_MODEL, type RankerKind } from "./ranker.js";
 import type { Focus } from "../synapse/focus.js";
 
@@ -92,7 +92,7 @@ const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   bench: /\bbench/i,
   "build-script": /\bbuild\b|setup\.py|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
   // Not the example.com of a URL in a report.
-  example: /\b(examples?|samples?|demos?|recipes?)\b(?!\.(com|org|net)\b)/i,
+  example: /\b(examples?|samples?|demos?|recipes?|snippets?|docs?|documentation)\b(?!\.(com|org|net)\b)/i,
 };
 
 /**
@@ -569,17 +569,17 @@ export class Retriever {
     // code by identifier (`TestParseDuration`, a helper of a test file). Applied last: a test still
     // lifts, as a seed above, the functions it calls. A path or traceback frame in a test file is
     // context (a failing test's report), not a request for the test.
-    const named = new Set(mentions.filter((m) => m.by === "name").map((m) => m.node.id));
-    // A name the project's own source defines too is the source's: a copy, sample or vendored namesake of it stays below.
-    const namedInSource = new Set(mentions.filter((m) => m.by === "name" && this.roleOf(m.node.file_path) === "source").map((m) => m.node.name));
+    const named = namedCode(mentions, (file) => !this.isTest(file) && this.roleOf(file) === "source");
     const asksTests = seeksTests(query);
+    // A report's body tells what was done ("Add a micro-benchmark"), its first line what it asks for.
+    const asked = askedText(query);
     for (const h of scores.values()) {
       const x = signals(h.node);
       Object.assign(x, { test: this.isTest(h.node.file_path), seeksTests: asksTests, named: named.has(h.node.id) });
       if (x.test && !asksTests && !x.named) h.score *= TEST_FACTOR;
       // Generated copies, vendored code, benchmarks, build scripts and examples (file-role.ts) are where a fix rarely goes.
       const role = this.roleOf(h.node.file_path);
-      if (role !== "source" && !(x.named && !namedInSource.has(h.node.name)) && !ROLE_ASKED[role].test(query)) h.score *= ROLE_FACTOR;
+      if (role !== "source" && !x.named && !ROLE_ASKED[role].test(asked)) h.score *= ROLE_FACTOR;
     }
     const handBest = Math.max(0, ...[...scores.values()].map((h) => h.score));
     return [...scores.values()].map((hit) => {
@@ -588,6 +588,19 @@ export class Retriever {
       return { hit, signals: x };
     });
   }
+}
+
+/**
+ * Nodes the question names by identifier, for the exemptions from TEST_FACTOR and ROLE_FACTOR: surely
+ * (a guess, WEAK, is none: `host.c_str()` named every `c_str` of a bundled copy of fmt), and a test's,
+ * copy's, sample's or vendored node only when its name names none of the project's own source
+ * (`own`): `SimpleJson` names the project's SimpleJson.cs, not a test project's copy of it, `gzip()`
+ * RequestBody.gzip, not a recipe's helper; `TestUnwrap` names its test.
+ */
+function namedCode(mentions: Mention[], own: (file: string) => boolean): Set<string> {
+  const byName = mentions.filter((m) => m.by === "name" && m.strength > WEAK);
+  const ownTokens = new Set(byName.filter((m) => own(m.node.file_path)).map((m) => m.token));
+  return new Set(byName.filter((m) => own(m.node.file_path) || !ownTokens.has(m.token)).map((m) => m.node.id));
 }
 
 /** A candidate of a question: its hit (scored by the hand rules) and its signals. */

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildIndex, type BuildCache } from "../../dist/daemon/index/build.js";
-import { FileRoles, fileRoles } from "../../dist/daemon/index/file-role.js";
+import { FileRoles, fileRoles, roleByPath } from "../../dist/daemon/index/file-role.js";
 import { createEmbedder } from "../../dist/daemon/index/embed/select.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { makeProject, touchLater } from "../helpers.js";
@@ -304,5 +304,88 @@ public final class RequestBodyCompression {
     const files = async (query: string) => [...new Set((await engine.search({ project_path: root, query, limit: 20 })).results.map((r) => r.file_path))];
     expect((await files("Move gzip() from RequestBody to Request.Builder"))[0]).toBe("okhttp/src/main/kotlin/okhttp3/RequestBody.kt");
     expect((await files("the recipe that posts a gzip-compressed request body"))[0]).toBe("samples/guide/src/main/java/okhttp3/recipes/RequestBodyCompression.java");
+  });
+
+  it("a guessed name (a method of an unknown receiver) does not lift vendored code over the project's own", async () => {
+    // spdlog's report wrote `host.c_str()`: every `c_str` of its bundled fmt copy was named (weakly) and escaped the demotion.
+    const { engine, root } = await builtProject({
+      "include/netlog/udp_client.h": `#pragma once
+#include <string>
+namespace netlog {
+// Sends log lines as UDP datagrams to a host; on Windows the host name is converted to wide chars for InetPton.
+class udp_client {
+public:
+  // Resolves the host and sends one datagram.
+  int send(const std::string &host, const char *data) { return resolve(host.c_str()) + data[0]; }
+  int resolve(const char *host) { return host[0]; }
+};
+}
+`,
+      "include/netlog/bundled/format.h": `#pragma once
+namespace fmt {
+// Converts UTF-8 text to UTF-16 wide chars, for Windows APIs taking wchar_t strings.
+class utf8_to_utf16 {
+public:
+  // The converted wide chars as a UTF-16 C string.
+  const wchar_t *c_str() const { return buffer_; }
+  const wchar_t *buffer_;
+};
+}
+`,
+    });
+    const q = "Fixed compile error when building on Windows with UNICODE\n\nInetPton expects wide chars with UNICODE defined: convert host.c_str() from UTF-8 into wchar_t before the UDP client resolves the host.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results.map((r) => r.file_path)).toEqual(["include/netlog/udp_client.h", "include/netlog/bundled/format.h"]);
+    expect(results[1].role).toBe("vendored");
+  });
+  it("examples and releases unpacked under a versioned name have roles; a report's body asks for none", async () => {
+    expect(roleByPath("examples/basic.cpp", false)).toBe("example");
+    expect(roleByPath("src/Snippets/Docs/Retry.cs", false)).toBe("example");
+    expect(roleByPath("samples/Retries/Program.cs", false)).toBe("example");
+    expect(roleByPath("test/gtest-1.11.0/googletest/src/gtest.cc", false)).toBe("vendored");
+    expect(roleByPath("src/fmt-core/format.cc", false)).toBe("source");
+    expect(roleByPath("include/v1.2/api.h", false)).toBe("source");
+    // Polly's fix of negative retry delays: its docs' snippet and its benchmark, which the body says were added, came first.
+    const { engine, root } = await builtProject({
+      "src/Retry/RetryHelper.cs": `namespace Retry;
+
+/// <summary>Computes the delay before each retry of an attempt.</summary>
+internal static class RetryHelper {
+    /// <summary>The delay of an attempt: constant, linear or exponential backoff, never negative.</summary>
+    public static double GetRetryDelay(int attempt, double baseDelay) { return baseDelay * System.Math.Pow(2, attempt); }
+}
+`,
+      "src/Snippets/Docs/Retry.cs": `namespace Snippets.Docs;
+
+/// <summary>Retry snippets of the docs.</summary>
+internal static class RetrySnippets {
+    /// <summary>Exponential delay of large retries, as the docs show it.</summary>
+    public static double ExponentialDelay(int attempt) { return Retry.RetryHelper.GetRetryDelay(attempt, 1.0); }
+}
+`,
+      "bench/Retry.Benchmarks/RetryBenchmark.cs": `namespace Benchmarks;
+
+/// <summary>Benchmark of exponential retry delays for large retries.</summary>
+public class RetryBenchmark {
+    /// <summary>Exponential delay of large retries.</summary>
+    public double ExponentialDelay() { return Retry.RetryHelper.GetRetryDelay(2000, 1.0); }
+}
+`,
+      "src/Timeout/TimeoutHelper.cs": "namespace Timeout;\n\n/// <summary>Cancels an attempt that runs past its timeout.</summary>\ninternal static class TimeoutHelper {\n    /// <summary>Whether the timeout of an attempt has passed.</summary>\n    public static bool Expired(double elapsed, double timeout) { return elapsed > timeout; }\n}\n",
+      "src/Fallback/FallbackHelper.cs": "namespace Fallback;\n\n/// <summary>Gives a fallback value when an attempt fails.</summary>\ninternal static class FallbackHelper {\n    /// <summary>The fallback value of a failed attempt.</summary>\n    public static int Value(int fallback) { return fallback; }\n}\n",
+    });
+    const report = [
+      "Fix retry delay going negative for large retries with exponential delays (#2164)",
+      "",
+      "- Add a repro for the issue and an assertion that the delay's value is never negative.",
+      "- Fix retry delays going negative with exponential backoff after 1,024 retries.",
+      "- Add a benchmark and update the docs snippet showing exponential delays of large retries.",
+    ].join("\n");
+    const { results } = await engine.search({ project_path: root, query: report, group_by: "file" });
+    expect(results[0].file_path).toBe("src/Retry/RetryHelper.cs");
+    expect(results.find((r) => r.file_path === "src/Snippets/Docs/Retry.cs")?.role).toBe("example");
+    // Asked for on the first line, examples keep their rank.
+    const asked = await engine.search({ project_path: root, query: "the docs snippet of exponential delays for large retries", group_by: "file" });
+    expect(asked.results[0].file_path).toBe("src/Snippets/Docs/Retry.cs");
   });
 });

@@ -48,6 +48,21 @@ describe("names in a question", () => {
     expect(found("see docs/index#html")).toEqual({});
   });
 
+  it("read C++'s and Rust's Class::member as Class.member, within the namespaces that qualify it", () => {
+    const cpp = new NameIndex([
+      node("src/node.cpp", "YAML.Node", "class"),
+      node("src/node.cpp", "YAML.Node.SetTag", "method"),
+      node("src/emitter.cpp", "YAML.Emitter.SetTag", "method"),
+      node("include/spdlog/logger.h", "spdlog.logger.set_formatter", "method"),
+      node("include/spdlog/sinks/sink.h", "spdlog.sinks.sink.set_formatter", "method"),
+    ]);
+    const found = (q: string) => Object.fromEntries(cpp.find(q).map((m) => [m.node.id, m.strength]));
+    // Before, `::` split the name: SetTag (code-shaped) named both methods, less surely.
+    expect(found("emit secondary tag handles on Node::SetTag")).toEqual({ "src/node.cpp::YAML.Node.SetTag": 1 });
+    expect(found("`logger::set_formatter` moves the formatter")).toEqual({ "include/spdlog/logger.h::spdlog.logger.set_formatter": 1 });
+    expect(found("calling YAML::Node::SetTag twice")).toEqual({ "src/node.cpp::YAML.Node.SetTag": 1 });
+  });
+
   it("ignore prose words and other cases", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});

@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { stopDaemon } from "../../dist/client/rpc.js";
-import { builtFixture } from "../index/fixture.js";
+import { builtFixture, builtProject } from "../index/fixture.js";
 
 // Go 1.19's container, errors, sort, strings and unicode/utf8 packages with their real *_test.go files.
 const TREE = ["go", "go-tests"] as const;
@@ -75,6 +75,31 @@ describe("tests in their place", () => {
       const { results } = await engine.search({ project_path: root, query: q });
       expect(results[0], q).toMatchObject({ file_path: file, is_test: true });
     }
+  });
+
+  it("a name that names the project's code and a test's namesake exempts only the project's code from the tests' demotion", async () => {
+    // RestSharp kept a copy of SimpleJson.cs in its test project: "SimpleJson" named both, and the copy came first.
+    const json = (extra: string) => `namespace Acme;
+
+/// <summary>Small JSON reader and writer.${extra}</summary>
+public static class SimpleJson {
+    /// <summary>Parses JSON text into dictionaries, lists and numbers.</summary>
+    public static object DeserializeObject(string json) { return Parse(json, 0); }
+    private static object Parse(string json, int at) { return json.Length > at ? json[at] : null; }
+}
+`;
+    const { engine, root } = await builtProject({
+      "src/Acme/SimpleJson.cs": json(""),
+      "test/Acme.Tests/SimpleJson.cs": json(" Parses decimal numbers in JSON text."),
+      "test/Acme.Tests/ClientTests.cs": "namespace Acme.Tests;\n\npublic class ClientTests {\n    public void Gets() { Client.Get(\"x\"); }\n}\n",
+      "src/Acme/Client.cs": "namespace Acme;\n\n/// <summary>Sends requests.</summary>\npublic static class Client {\n    public static string Get(string url) { return url; }\n}\n",
+    });
+    const q = "Upgrade SimpleJson to 0.26\n\nSimpleJson parsed decimal numbers of JSON text with the current culture.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results[0]).toMatchObject({ file_path: "src/Acme/SimpleJson.cs", is_test: false });
+    // A name only a test holds still names the test.
+    const named = await engine.search({ project_path: root, query: "ClientTests", group_by: "file" });
+    expect(named.results[0]).toMatchObject({ file_path: "test/Acme.Tests/ClientTests.cs", is_test: true });
   });
 
   it("[index] test_patterns in codemem.toml marks more test code, applied on the next question", async () => {

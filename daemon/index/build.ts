@@ -34,13 +34,15 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * Kotlin signatures after their annotations and through their heads, bodiless heads through their
  * parameters, C# properties whose accessors only use `default(T)`/`typeof(T)` are state, Java
  * anonymous classes held by fields and enum constants' bodies, Rust's macro_rules! and doc comments
- * above attributes, Java and Swift signatures after their annotations, file roles that take no test
- * file for what a file copies (a library its tests stub was a "generated copy") nor plugins defining
- * the same hooks for copies of one another (bats' formatters); roles of examples (`examples/`,
- * `Example/`, `snippets/`, `docs/`), of a documentation site's scripts (`docs/js/`, a `.docset`, as
- * vendored) and of releases unpacked under versioned directories (`gtest-1.11.0/`, vendored).
+ * above attributes, Java and Swift signatures after their annotations. 9: file roles (kept in the
+ * index's meta, judged again only where files change) that take no test file for what a file copies
+ * (a library its tests stub was a "generated copy") nor plugins defining the same hooks for copies of
+ * one another (bats' formatters); examples (`examples/`, `Example/`, `samples/`, `snippets/`,
+ * `docs/`), a documentation site's scripts (`docs/js/`, a `.docset`) and releases unpacked under
+ * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
+ * `mix.exs` and tool configs as build scripts.
  */
-export const INDEX_VERSION = "8";
+export const INDEX_VERSION = "9";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -22,9 +22,10 @@ const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vend
 const DOC_SITE = /(^|\/)(docs?|documentation|site|_site)\/(.+\/)?(js|javascripts?|css|assets|_static|static)\/|\.docset\//i;
 /**
  * Code that shows the project in use rather than being it: example programs and demo apps
- * (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`), documentation's snippets (Polly's `src/Snippets/`, `docs/`).
+ * (`examples/`, Alamofire's `Example/`, `samples/`, `demo/`), documentation's snippets (Polly's
+ * `src/Snippets/`, `docs/`). Not a singular `doc/`: Go's `go/doc` and `cmd/doc` are packages.
  */
-const EXAMPLE = /(^|\/)(examples?|samples?|demos?|snippets|docs?|documentation)\//i;
+const EXAMPLE = /(^|\/)(examples?|samples?|demos?|snippets|docs|documentation)\//i;
 /** Benchmarks: a `bench/` or `benchmarks/` directory, or a file named for one (`parse_bench.go`, `bench_json.py`). */
 const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]*$|[_.-]bench(mark)?s?\.\w+$/i;
 /**

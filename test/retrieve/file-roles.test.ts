@@ -388,4 +388,17 @@ public class RetryBenchmark {
     const asked = await engine.search({ project_path: root, query: "the docs snippet of exponential delays for large retries", group_by: "file" });
     expect(asked.results[0].file_path).toBe("src/Snippets/Docs/Retry.cs");
   });
+
+  it("roles by path: Go's doc packages are source; documentation, demos and build manifests are not", () => {
+    const facts = (path: string) => ({ path, copyMark: false, defs: [] });
+    const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c"].map(facts));
+    expect(roles).toEqual({
+      "docs/conf.py": "example",
+      "Example/Source/App.swift": "example",
+      "okhttp/build.gradle.kts": "build-script",
+      "Package.swift": "build-script",
+      "third_party/zlib-1.3.1/inflate.c": "vendored",
+      "lib/demo/run.rb": "example",
+    });
+  });
 });

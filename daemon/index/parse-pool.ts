@@ -1,4 +1,3 @@
-import v8 from "node:v8";
 import { Worker } from "node:worker_threads";
 import type { PreparedDoc } from "./documents.js";
 import { split, type Packed } from "../store/deflate-thread.js";
@@ -59,18 +58,6 @@ export interface Prepared {
 
 /** Fill jobs each worker holds at once (one job is a file's texts and tokens: a few ms). */
 const FILL_DEPTH = 8;
-
-/**
- * Workers compile grammars and the parser straight to V8's optimizing tier: its baseline tier
- * (Liftoff), then recompiling the hot functions, cost each worker ~0.5 s of CPU over its first
- * files, a tenth of coreutils' extraction on two workers, for the same steady speed (measured on
- * coreutils' C files, one thread). A small batch parsed in-process keeps the baseline tier: a
- * first parse there is 0.08 s of CPU, 0.45 s when optimized before it runs. A V8 flag is the
- * process's: set before a worker starts, it holds for what the process compiles from then on.
- */
-function skipBaselineTier(): void {
-  v8.setFlagsFromString("--no-liftoff");
-}
 
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
 class WorkerLost extends Error {}
@@ -212,7 +199,6 @@ export class ParsePool {
 
   private start(): void {
     clearTimeout(this.idleTimer);
-    if (this.workers.length < this.size) skipBaselineTier();
     while (this.workers.length < this.size) {
       // A worker's heap only holds the file in hand and its extract: cap it so idle garbage is collected early.
       const w = new Worker(new URL("./parse-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });

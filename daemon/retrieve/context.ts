@@ -168,7 +168,7 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
     if (!files.has(n.file_path) && files.size >= MAX_FILES) continue;
     const cap = files.size === 0 || [...files][0] === n.file_path ? MAX_PER_FILE[0] : MAX_PER_FILE[1];
     if ((perFile.get(n.file_path) ?? 0) >= cap) continue;
-    if (covered.has(n.id) || (n.parent && covered.has(n.parent) && entries.length > 0 && r.byId.get(n.parent)?.type !== "module")) continue;
+    if (covered.has(n.id) || (n.parent && covered.has(n.parent) && entries.length > 0 && inEntryOf(r.byId.get(n.parent), n))) continue;
     const left = b3 - spent;
     const lead = entries.length === 0 ? Math.floor(b3 * LEAD_CODE_TOKENS) : entries.length < 3 ? Math.floor(b3 * 0.12) : 0;
     let text = "";
@@ -208,6 +208,16 @@ export async function assembleQuery(r: Retriever, ranked: Hit[], budget: number,
     { level: "L3", name: "code", tokens: entries.length ? countTokens(["## Code", ...entries].join("\n")) : 0, budget: b3, items: entries.length },
   ];
   return { context, tokens, layers, communities: comms, citations };
+}
+
+/**
+ * Whether a member is shown by its container's entry: a class's members in its file are, a module's
+ * are not (a module entry lists names only), nor is a method defined in another file than its type
+ * (Go's methods beside their struct's file, C++'s out-of-line definitions, a C# partial class's other
+ * part): `UnixListener.SetUnlinkOnClose` in unixsock_posix.go is nowhere in unixsock.go's entry.
+ */
+function inEntryOf(parent: { type: string; file_path: string } | undefined, member: { file_path: string }): boolean {
+  return !!parent && parent.type !== "module" && parent.file_path === member.file_path;
 }
 
 /** How to use codemem, for an assistant that reads the wake-up at session start. */

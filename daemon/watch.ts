@@ -213,9 +213,11 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       gitignoreChanged(rel);
       pending.add(rel); // a changed ignore list can add or drop files: rebuild
     } else if (isSettingsPath(rel) || languageForPath(base)) pending.add(rel); // the build reads an edited settings file again
-    // A file without an extension that is a script now, or is gone (it may have been one). Not a
-    // file that lost its `#!` line: it stays indexed until the next full build.
-    else if (isScriptName(base) && (languageOfScript(abs) || !fs.existsSync(abs))) pending.add(rel);
+    // A file without an extension that is a script now, is gone (it may have been one), or is still
+    // empty: created, then written, its `#!` may not be there yet when the event comes (the batch,
+    // after the quiet period, reads it again). Not a file that lost its `#!` line: it stays indexed
+    // until the next full build.
+    else if (isScriptName(base) && (languageOfScript(abs) || !fs.existsSync(abs) || isEmptyFile(abs))) pending.add(rel);
     else return;
     for (const f of failed) pending.add(f);
     failed.clear();
@@ -245,4 +247,12 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
       await running;
     },
   };
+}
+
+function isEmptyFile(abs: string): boolean {
+  try {
+    return fs.statSync(abs).size === 0;
+  } catch {
+    return false;
+  }
 }

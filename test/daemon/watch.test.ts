@@ -86,6 +86,15 @@ describe("watcher", () => {
     expect(hit.file_path).toBe("tools/reindex");
   });
 
+  it("queues a new file without an extension while it is still empty: its #! may follow the event", async () => {
+    const root = await builtProject();
+    fs.mkdirSync(path.join(root, "tools"));
+    // Created empty (as an editor or `touch` does), written later: the creation's event must not be the only chance.
+    fs.writeFileSync(path.join(root, "tools/migrate"), "");
+    const logFile = path.join(root, ".codemem/daemon.log");
+    await waitFor("a watch batch of tools/migrate", () => fs.readFileSync(logFile, "utf8").split("\n").some((l) => l.includes('"watch batch"') && l.includes("tools/migrate")), 60_000, 100);
+  });
+
   it("a first build runs in a process of its own that exits; a fresh build thread loads the warm state for the next save", async () => {
     const root = await builtProject();
     const logFile = path.join(root, ".codemem/daemon.log");

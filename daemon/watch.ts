@@ -217,7 +217,7 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
     // empty: created, then written, its `#!` may not be there yet when the event comes (the batch,
     // after the quiet period, reads it again). Not a file that lost its `#!` line: it stays indexed
     // until the next full build.
-    else if (isScriptName(base) && (languageOfScript(abs) || !fs.existsSync(abs) || isEmptyFile(abs))) pending.add(rel);
+    else if (isScriptName(base) && (languageOfScript(abs) || goneOrEmpty(abs))) pending.add(rel);
     else return;
     for (const f of failed) pending.add(f);
     failed.clear();
@@ -249,10 +249,11 @@ export function startWatcher(target: WatchTarget, opts: WatchOptions = {}): Proj
   };
 }
 
-function isEmptyFile(abs: string): boolean {
+/** No file at `abs` (any more), or an empty one: one stat. */
+function goneOrEmpty(abs: string): boolean {
   try {
     return fs.statSync(abs).size === 0;
   } catch {
-    return false;
+    return true;
   }
 }

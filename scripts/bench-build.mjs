@@ -81,11 +81,13 @@ if (process.argv[2] === "--child-answers") {
   process.exit(0);
 }
 
+/** A child mode's dist: the one given after its directory (a baseline's), else this one. */
+const distOf = process.argv[4] ? (p) => path.join(process.argv[4], p) : dist;
+
 if (process.argv[2] === "--child-extract") {
   // Child mode: a whole-tree build's parse to answerable, in a fresh process (of the dist given, else
   // this one): a new pool (its workers start cold, as a build's do, and the time counts their start),
   // tokens left to the fill, the definitions' documents and stored texts made, then resolved.
-  const distOf = process.argv[4] ? (p) => path.join(process.argv[4], p) : dist;
   const { ParsePool } = await import(distOf("daemon/index/parse-pool.js"));
   const { resolveGraph } = await import(distOf("daemon/index/resolve.js"));
   const { builtinEmbedderId } = await import(distOf("daemon/index/embed/builtin.js"));
@@ -104,7 +106,6 @@ if (process.argv[2] === "--child-extract") {
 
 if (process.argv[2] === "--child-build") {
   // Child mode: one full build (of the dist given, else this one), reports time, CPU and peak RSS of this process.
-  const distOf = process.argv[4] ? (p) => path.join(process.argv[4], p) : dist;
   const { ProjectEngine } = await import(distOf("daemon/engine.js"));
   // The build logs its phases at debug level (on stderr: "build finished", phases_ms).
   (await import(distOf("shared/log.js"))).configureLog({ debug: true });

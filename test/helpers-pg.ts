@@ -44,6 +44,26 @@ export async function pgTestClient(): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * Drops a test database once the last connection to it has gone. Not `WITH (FORCE)`: that needs
+ * the right to signal every backend on it, and a connection still starting up (or a worker the
+ * server started there) belongs to no role the test user is a member of, so the drop failed
+ * (CI at 945d040). A backend of ours that is still exiting makes the plain drop wait instead.
+ */
+export async function dropTestDatabase(client: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${name}`);
+      return;
+    } catch (err) {
+      // 55006: the database is being accessed by other users.
+      if ((err as { code?: string }).code !== "55006" || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 /** A fresh schema name per test, so tests and parallel workers never share tables. */
 export function randomSchema(prefix = "t"): string {
   return `codemem_${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;

@@ -6,7 +6,7 @@ import { checkPostgresBackend } from "../../dist/daemon/store/check-postgres.js"
 import type { BuildDelta, LexicalFields } from "../../dist/daemon/store/types.js";
 import type { StoreSettings } from "../../dist/shared/config.js";
 import { expectCode, rowids } from "../helpers.js";
-import { pgTestClient, pgTestSettings, randomSchema } from "../helpers-pg.js";
+import { dropTestDatabase, pgTestClient, pgTestSettings, randomSchema } from "../helpers-pg.js";
 
 const DIM = 8;
 let server: { dbUrl: string; password: string };
@@ -198,7 +198,7 @@ describe("opening", () => {
       expect(check.checks.at(-1)).toMatchObject({ name: "vector extension", ok: false });
       expect(check.checks.at(-1)!.detail).toContain("superuser");
     } finally {
-      await admin.query(`DROP DATABASE ${db} WITH (FORCE)`);
+      await dropTestDatabase(admin, db);
     }
   });
 

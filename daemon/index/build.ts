@@ -12,7 +12,7 @@ import { carryCommunities, detectCommunities, nameCommunities, recountCommunitie
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
-import { childNamesByParent, docKey, fileWordsOf, nodeDocuments } from "./documents.js";
+import { childNamesByParent, docKey, embeddingText, fileWordsOf, nodeDocuments } from "./documents.js";
 import { FileRoles, roleFacts } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
@@ -866,7 +866,7 @@ function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, row
   const byFile = new Map<string, FillNode[]>();
   for (const d of delta) {
     // The very text an inline build embeds (a script's module carries its file's words too).
-    const text = nodeDocuments(d.node, children.get(d.node.id) ?? [], d.fileWords).text;
+    const text = embeddingText(d.node, children.get(d.node.id) ?? [], d.fileWords);
     push(byFile, d.node.file_path, { id: d.node.id, textHash: d.textHash, text });
   }
   const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));

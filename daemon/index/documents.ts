@@ -18,7 +18,7 @@ const SCRIPT_WORDS = 150;
  */
 export function nodeDocuments(n: DocFields, childNames: string[], fileWords = ""): { text: string; lexical: LexicalFields; hash: string } {
   const identifiers = n.type === "module" ? scriptWords(childNames, fileWords) : identifiersOf(n.code, 80);
-  const text = embeddingText(n, childNames, identifiers.slice(0, 40));
+  const text = textOf(n, childNames, identifiers.slice(0, 40));
   const lexical = lexicalFields(n, childNames, identifiers);
   return { text, lexical, hash: textHash(text, lexical) };
 }
@@ -35,10 +35,18 @@ function scriptWords(childNames: string[], fileWords: string): string[] {
   return [...out];
 }
 
+/**
+ * nodeDocuments' embedding text alone, for a fill (whose lexical fields and hash are written already):
+ * the same text without splitting the words of the lexical fields or hashing (~0.7 s of Go's src).
+ */
+export function embeddingText(n: DocFields, childNames: string[], fileWords = ""): string {
+  return textOf(n, childNames, n.type === "module" ? scriptWords(childNames, fileWords).slice(0, 40) : identifiersOf(n.code, 40));
+}
+
 /** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers (its code's first 40; a module's definitions, and a script's first words). */
-export function embeddingText(n: DocFields, childNames: string[], identifiers?: string[]): string {
+function textOf(n: DocFields, childNames: string[], identifiers: string[]): string {
   const doc = n.docstring.split(/\n\s*\n/)[0].slice(0, 400);
-  const body = n.type === "module" ? [...childNames.slice(0, 60), ...(identifiers ?? [])].join(" ") : (identifiers ?? identifiersOf(n.code, 40)).join(" ");
+  const body = n.type === "module" ? [...childNames.slice(0, 60), ...identifiers].join(" ") : identifiers.join(" ");
   // The name twice: what a thing is called is the strongest signal of what it does.
   return `${n.name} ${n.name} ${n.qualified_name} | ${n.type} | ${n.signature} | ${doc} | ${n.file_path} | ${body}`;
 }

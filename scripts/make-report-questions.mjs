@@ -38,6 +38,9 @@ export const PROJECTS = [
   "google/gson", "square/javapoet", "square/okhttp", "JakeWharton/timber", "serde-rs/json", "rust-lang/log",
   "sinatra/sinatra", "lostisland/faraday", "guzzle/guzzle", "slimphp/Slim", "bats-core/bats-core", "nvm-sh/nvm",
   "restsharp/RestSharp", "App-vNext/Polly", "Alamofire/Alamofire", "scopt/scopt", "Olivine-Labs/busted",
+  // Added 2026-11-28 for the languages with one question or none (TypeScript, Scala, Elixir, Haskell, Dart, Zig).
+  "pmndrs/zustand", "immerjs/immer", "com-lihaoyi/fastparse", "com-lihaoyi/upickle", "elixir-plug/plug", "michalmuskala/jason",
+  "haskell/aeson", "haskell/stylish-haskell", "dart-lang/args", "dart-lang/shelf", "Hejsil/zig-clap", "zigtools/zls",
 ];
 
 const args = process.argv.slice(2);

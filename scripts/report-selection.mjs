@@ -20,8 +20,9 @@ const OTHER_DIR = /^(docs?|documentation|examples?|samples?|demos?|benchmarks?|b
 // A test by its name: test.c / test.sh, test_x.py, x_test.go / x_test.c, x_spec.rb / x_spec.lua, x.test.ts, x.spec.js,
 // XTest.java / XTest.kt / XTests.cs / XSpec.scala / XTest.php, XTestCase.php.
 const TEST_FILE = /^tests?\.[^.]+$|^test_|[._-](test|tests|spec|specs)\.[^.]+$|[a-z0-9](Test|Tests|Spec|Specs|TestCase)\.[^.]+$/;
-// Build and packaging scripts written in a source language (Cargo's build.rs, Gradle's .kts, SwiftPM's manifest).
-const BUILD_FILE = /^(setup|conftest|noxfile|fabfile)\.py$|^build\.rs$|\.gradle\.kts$|^Package(@[^/]*)?\.swift$|^(Rakefile|Gemfile)(\.rb)?$/;
+// Build and packaging scripts written in a source language (Cargo's build.rs, Gradle's .kts, SwiftPM's
+// manifest, Mill's build.sc, Mix's mix.exs, Zig's build.zig, Cabal's Setup.hs, JavaScript tool configs).
+const BUILD_FILE = /^(setup|conftest|noxfile|fabfile)\.py$|^build\.rs$|\.gradle\.kts$|^Package(@[^/]*)?\.swift$|^(Rakefile|Gemfile)(\.rb)?$|^build\.(sc|zig)$|^mix\.exs$|^Setup\.l?hs$|^(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s$/i;
 
 /** Whether a path changed by a fix is not the fix's source: a test, docs, an example, a benchmark, vendored code, a build script. */
 export function isTestOrOther(p) {

@@ -49,13 +49,22 @@ const grouped = "group_by" in shape;
 const maxLength = shape.query.maxLength ?? shape.query._zod?.bag?.maximum ?? Infinity;
 const TOP = 10;
 
-/** The tree at a fix's parent, extracted once for every question on it. */
+/**
+ * The tree at a fix's parent, extracted once for every question on it; undefined when the mirror
+ * cannot give all of it (a snapshot may leave its largest blobs out): a partial tree is no corpus.
+ */
 function corpus(project, parent) {
   const dir = path.join(root, ".bench-cache/reports", `${project.replace("/", "+")}@${parent.slice(0, 12)}`);
   if (!fs.existsSync(path.join(dir, ".corpus-source"))) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
-    execFileSync("bash", ["-c", 'git --git-dir "$0" archive "$1" | tar -x -C "$2"', gitDir(project), parent, dir]);
+    try {
+      execFileSync("bash", ["-c", 'set -o pipefail; git --git-dir "$0" archive "$1" | tar -x -C "$2"', gitDir(project), parent, dir], { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      console.error(`${project} at ${parent.slice(0, 12)}: the mirror cannot give its tree (${String(err.stderr).split("\n")[0]}); its questions are left out and counted as unavailable`);
+      return undefined;
+    }
     fs.writeFileSync(path.join(dir, ".corpus-source"), `${project} ${parent}\n`);
   }
   return dir;
@@ -103,7 +112,7 @@ const summarise = (rs) => ({
 });
 const groups = (key) => Object.fromEntries([...new Set(rows.map((r) => r[key]))].sort().map((k) => [k, summarise(rows.filter((r) => r[key] === k))]));
 function reportSoFar() {
-  return { questions_file: path.relative(root, file), grouped, max_length: maxLength, trees: treesDone, run_s: Math.round((performance.now() - started) / 1000), overall: summarise(rows), languages: groups("language"), projects: groups("project") };
+  return { questions_file: path.relative(root, file), grouped, max_length: maxLength, trees: treesDone, unavailable, run_s: Math.round((performance.now() - started) / 1000), overall: summarise(rows), languages: groups("language"), projects: groups("project") };
 }
 function writeReport(out) {
   fs.writeFileSync(out, JSON.stringify({ ...reportSoFar(), rows }, null, 1) + "\n");
@@ -118,15 +127,21 @@ function printReport() {
   console.log("\nper language");
   for (const [l, s] of Object.entries(report.languages)) line(l, s);
   line("overall", report.overall);
-  console.log(`${rows.length} questions on ${treesDone} trees in ${report.run_s} s`);
+  console.log(`${rows.length} questions on ${treesDone} trees in ${report.run_s} s${unavailable.length ? `; ${unavailable.length} unavailable (tree not in the mirror): ${unavailable.join(", ")}` : ""}`);
 }
 
 const rows = [];
+/** Questions whose tree the mirror could not give (not counted in any figure). */
+const unavailable = [];
 const started = performance.now();
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => { printReport(); process.exit(130); });
 let treesDone = 0;
 for (const qs of trees) {
   const dir = corpus(qs[0].project, qs[0].parent);
+  if (!dir) {
+    unavailable.push(...qs.map((q) => q.id));
+    continue;
+  }
   const engine = await ProjectEngine.open(dir, { sideEffects: false });
   const tb = performance.now();
   await engine.build({ project_path: dir });

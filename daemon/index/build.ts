@@ -40,9 +40,11 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * one another (bats' formatters); examples (`examples/`, `Example/`, `samples/`, `snippets/`,
  * `docs/`), a documentation site's scripts (`docs/js/`, a `.docset`) and releases unpacked under
  * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
- * `mix.exs` and tool configs as build scripts.
+ * `mix.exs` and tool configs as build scripts. 10: Scala 3's named givens as definitions, and every
+ * definition's last line without the whitespace its node ends in (an indented block ended on the
+ * next definition's first line).
  */
-export const INDEX_VERSION = "9";
+export const INDEX_VERSION = "10";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

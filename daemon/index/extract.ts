@@ -134,7 +134,8 @@ export class Extractor {
         const n = kind === "impl" ? implName(name.text) : (spec.definitionName?.(name) ?? name.text);
         const body = spec.bodyAfter?.(def);
         const last = body ?? def;
-        const f: Found = { kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end: last.endIndex, endRow: last.endPosition.row };
+        const { end, endRow } = trimmedEnd(source, def.startIndex, last.endIndex, last.endPosition.row);
+        const f: Found = { kind: kind as Found["kind"], node: def, name: n, start: def.startIndex, end, endRow };
         const before = defined.get(def.id);
         if (!before) defined.set(def.id, { pattern: m.patternIndex, at: found.push(f) - 1 });
         else if (m.patternIndex < before.pattern) {
@@ -409,4 +410,20 @@ const ANNOTATIONS: ReadonlySet<string> = new Set(["marker_annotation", "annotati
 
 function cap(signature: string): string {
   return signature.length > SIGNATURE_CAP ? signature.slice(0, SIGNATURE_CAP) + "…" : signature;
+}
+
+/**
+ * A definition's end without the whitespace its node ends in: an indentation grammar's block (Scala
+ * 3's `given … with`, a `trait … :` body) ends where the next line's token starts, which cited the
+ * next definition's first line as this one's last.
+ */
+function trimmedEnd(source: string, start: number, end: number, endRow: number): { end: number; endRow: number } {
+  let e = end;
+  let row = endRow;
+  for (; e > start; e--) {
+    const c = source.charCodeAt(e - 1);
+    if (c === 10) row--;
+    else if (c !== 32 && c !== 9 && c !== 13) break;
+  }
+  return { end: e, endRow: row };
 }

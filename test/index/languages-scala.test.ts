@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { Extractor } from "../../dist/daemon/index/extract.js";
+import { languageForPath } from "../../dist/daemon/index/languages/registry.js";
+import { resolveGraph } from "../../dist/daemon/index/resolve.js";
 import { builtFixture } from "./fixture.js";
 
 /**
@@ -45,5 +48,42 @@ describe("Scala (scala.sys.process)", () => {
     const { engine, root } = await built();
     const r = await engine.search({ project_path: root, query: "copy all bytes from an input stream to an output stream", limit: 5 });
     expect(r.results.map((x: any) => x.file_path)).toContain(`${SRC}/BasicIO.scala`);
+  });
+});
+
+/** Scala 3's indentation syntax and given instances (written for this test). */
+const SCALA3 = `package demo.json
+
+trait Reader[T]:
+  def read(s: String): T
+
+object Readers:
+  /** Reads a leaf through its parent type's reader. */
+  inline given superTypeReader[T, V >: T](using r: Reader[V]): Reader[T] =
+    new Reader[T] { def read(s: String): T = r.read(s).asInstanceOf[T] }
+
+  given intReader: Reader[Int] with
+    def read(s: String): Int = s.toInt
+
+  given Reader[Boolean] = (s: String) => s == "true"
+
+  def parse[T](s: String)(using r: Reader[T]): T = r.read(s)
+`;
+
+describe("Scala 3", () => {
+  it("a named given is a definition (a class when it has members), and an indented body ends on its own last line", async () => {
+    const ex = await new Extractor().extract("src/Readers.scala", SCALA3, languageForPath("src/Readers.scala")!);
+    const { nodes } = resolveGraph([ex]);
+    const node = (q: string) => nodes.find((n) => n.qualified_name === q);
+    expect(node("Readers.superTypeReader")).toMatchObject({ type: "method", line_start: 8, line_end: 9, docstring: "Reads a leaf through its parent type's reader." });
+    expect(node("Readers.intReader")).toMatchObject({ type: "class", line_start: 11, line_end: 12 });
+    expect(node("Readers.intReader.read")).toMatchObject({ type: "method", parent: "src/Readers.scala::Readers.intReader" });
+    // The block of `trait Reader[T]:` ended where `object Readers` starts.
+    expect(node("Reader")).toMatchObject({ line_start: 3, line_end: 4 });
+    expect(node("Readers")).toMatchObject({ line_start: 6, line_end: 16 });
+    // An anonymous given has no name to be found by.
+    expect(nodes.filter((n) => n.file_path === "src/Readers.scala" && n.type !== "module").map((n) => n.qualified_name).sort()).toEqual(
+      ["Reader", "Reader.read", "Readers", "Readers.intReader", "Readers.intReader.read", "Readers.parse", "Readers.superTypeReader"],
+    );
   });
 });

@@ -5,7 +5,9 @@ import { bareTypeName, fileComment, leadingComment, LICENCE, resolveByPackage, t
 
 /**
  * Scala. Classes and case classes, objects and package objects are classes, traits interfaces,
- * enums enums; defs (and vals holding a lambda) are functions, qualified by their classes. A
+ * enums enums; defs (and vals holding a lambda) are functions, qualified by their classes. A named
+ * Scala 3 `given` is a function (`given ord: Ordering[T] = …`), or a class when it has members
+ * (`given Monoid[Int] with { def … }`); an anonymous one has no name to find it by. A
  * top-level companion object (`object Foo` beside `class Foo` or `trait Foo`) stays a node, and its
  * members join the class (`Foo.apply`; a nested companion keeps its own: `Outer.Foo#2.apply`). The package (`package a.b`, or chained clauses) is the file's
  * package. `Foo(...)` and `new Foo(...)` are calls of the class.
@@ -18,6 +20,8 @@ const QUERY = `
 (enum_definition name: (identifier) @name) @def.enum
 (type_definition name: (type_identifier) @name) @def.type
 (function_definition name: (identifier) @name) @def.function
+(given_definition name: (identifier) @name body: (with_template_body)) @def.class
+(given_definition name: (identifier) @name) @def.function
 (function_declaration name: (identifier) @name) @def.function
 (val_definition pattern: (identifier) @name value: (lambda_expression)) @def.function
 (compilation_unit [(class_definition name: (identifier) @companion) (trait_definition name: (identifier) @companion)] (object_definition name: (identifier) @name body: (template_body) @def.impl) (#eq? @companion @name))

@@ -40,9 +40,10 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * one another (bats' formatters); examples (`examples/`, `Example/`, `samples/`, `snippets/`,
  * `docs/`), a documentation site's scripts (`docs/js/`, a `.docset`) and releases unpacked under
  * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
- * `mix.exs` and tool configs as build scripts.
+ * `mix.exs` and tool configs as build scripts. 10: C# files declared in `System.*` outside a `System`
+ * directory (polyfills of the platform's types) as vendored.
  */
-export const INDEX_VERSION = "9";
+export const INDEX_VERSION = "10";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

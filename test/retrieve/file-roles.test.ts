@@ -389,6 +389,46 @@ public class RetryBenchmark {
     expect(asked.results[0].file_path).toBe("src/Snippets/Docs/Retry.cs");
   });
 
+  it("a C# file declared in System.* outside a System directory is a polyfill of the platform's types: vendored, below the project's source (Polly's LegacySupport/)", async () => {
+    const attribute = (name: string, doc: string) => `// Licensed to the .NET Foundation under one or more agreements.
+namespace System.Diagnostics.CodeAnalysis;
+
+/// <summary>${doc}</summary>
+[AttributeUsage(AttributeTargets.Method)]
+internal sealed class ${name}Attribute : Attribute
+{
+    /// <summary>Initializes the attribute with the member ${doc.toLowerCase()}</summary>
+    public ${name}Attribute(string memberSignature) { MemberSignature = memberSignature; }
+    /// <summary>The signature of the dependent member.</summary>
+    public string MemberSignature { get; }
+}
+`;
+    const { engine, root } = await builtProject({
+      "src/LegacySupport/DynamicDependencyAttribute.cs": attribute("DynamicDependency", "States a dependency that one member has on another, kept when trimming."),
+      "src/LegacySupport/RequiresUnreferencedCodeAttribute.cs": attribute("RequiresUnreferencedCode", "Marks a member whose dependencies trimming may remove."),
+      "src/Polly/Context.Dictionary.cs": `namespace Polly;
+
+/// <summary>The context's dictionary of values keyed by string.</summary>
+public partial class Context
+{
+    private readonly System.Collections.Generic.Dictionary<string, object> items = new();
+    /// <summary>Adds a value to the context.</summary>
+    public void Add(string key, object value) { items[key] = value; }
+}
+`,
+      // The platform's own source (dotnet/runtime's layout) is no copy.
+      "src/libraries/System.Private.CoreLib/src/System/Lazy.cs": "namespace System;\n\n/// <summary>Lazy initialization.</summary>\npublic class Lazy\n{\n    /// <summary>The value.</summary>\n    public object Value() { return null; }\n}\n",
+    });
+    const q = "Update to .NET 10 SDK\n\n- States the dependency that one member of the context's dictionary has on another, kept when trimming.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results[0]).toMatchObject({ file_path: "src/Polly/Context.Dictionary.cs" });
+    expect(results.find((r) => r.file_path === "src/LegacySupport/DynamicDependencyAttribute.cs")?.role).toBe("vendored");
+    expect(recordedRoles(root)).toEqual({
+      "src/LegacySupport/DynamicDependencyAttribute.cs": "vendored",
+      "src/LegacySupport/RequiresUnreferencedCodeAttribute.cs": "vendored",
+    });
+  });
+
   it("roles by path: Go's doc packages are source; documentation, demos and build manifests are not", () => {
     const facts = (path: string) => ({ path, copyMark: false, defs: [] });
     const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c"].map(facts));

@@ -41,9 +41,10 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * `docs/`), a documentation site's scripts (`docs/js/`, a `.docset`) and releases unpacked under
  * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
  * `mix.exs` and tool configs as build scripts. 10: C# files declared in `System.*` outside a `System`
- * directory (polyfills of the platform's types) as vendored.
+ * directory (polyfills of the platform's types) as vendored. 11: a file holding three files' licence
+ * headers (a fused copy) bears the copy mark.
  */
-export const INDEX_VERSION = "10";
+export const INDEX_VERSION = "11";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -39,9 +39,34 @@ const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */
 const COPY_MARK = /amalgamat|single[- ]header (version|distribution)|generated (from|by)|auto-?generated|do not edit/i;
 
-/** Whether a file's first lines (4 KB) say it was generated from other files. */
+/** A comment line starting a licence header. */
+const LICENCE = /^[ \t]*(\/\/|\/?\*|#|--)[ \t]*Copyright\b/gim;
+/** Licence headers this many lines after the previous one start another file's text. */
+const LICENCE_GAP = 50;
+/**
+ * Three files' licence headers make a file joined from others (fmt's fused `gmock-gtest-all.cc`,
+ * Catch's single `catch.hpp`); two may be a file with one borrowed part (jq's `jv_dtoa.c`, its own).
+ */
+const JOINED_LICENCES = 3;
+
+/** Whether a file's first lines (4 KB) say it was generated from other files, or its licence headers show it joins three or more. */
 export function hasCopyMark(source: string): boolean {
-  return COPY_MARK.test(source.slice(0, 4096));
+  return COPY_MARK.test(source.slice(0, 4096)) || joinedLicences(source) >= JOINED_LICENCES;
+}
+
+/** How many files' licence headers a source holds: Copyright comment lines LICENCE_GAP lines or more after the previous one. */
+function joinedLicences(source: string): number {
+  let headers = 0;
+  let lastLine = -Infinity;
+  let line = 0;
+  let at = 0;
+  for (const m of source.matchAll(LICENCE)) {
+    for (let i = source.indexOf("\n", at); i !== -1 && i < m.index; i = source.indexOf("\n", i + 1)) line++;
+    at = m.index;
+    if (line - lastLine >= LICENCE_GAP) headers++;
+    lastLine = line;
+  }
+  return headers;
 }
 
 /**

@@ -429,6 +429,19 @@ public partial class Context
     });
   });
 
+  it("a file holding three files' licence headers is a copy joined from them; two are one file with a borrowed part (fmt's fused gmock-gtest-all.cc, jq's jv_dtoa.c)", async () => {
+    const licence = (who: string) => `// Copyright 2008, ${who}\n// All rights reserved.\n//\n// Redistribution and use in source and binary forms are permitted.\n`;
+    const body = (fn: string) => Array.from({ length: 60 }, (_, i) => `int ${fn}_${i}(int x) { return x + ${i}; }`).join("\n") + "\n";
+    const { engine, root } = await builtProject({
+      "src/fused/gmock-gtest-all.cc": `${licence("Google Inc.")}// Build Google Test by compiling a single file.\n${body("gtest")}${licence("Google Inc.")}${body("gmock")}${licence("Google Inc.")}${body("matchers")}`,
+      "src/dtoa.c": `${licence("David M. Gay")}${body("dtoa")}${licence("The jq authors")}${body("jvp")}`,
+      "src/format.cc": "// Formats a value.\nint format_value(int x) { return x; }\n",
+    });
+    expect(recordedRoles(root)).toEqual({ "src/fused/gmock-gtest-all.cc": "generated-copy" });
+    const { results } = await engine.search({ project_path: root, query: "gmock_3 returns its argument", group_by: "file" });
+    expect(results.find((r) => r.file_path === "src/fused/gmock-gtest-all.cc")?.role).toBe("generated-copy");
+  });
+
   it("roles by path: Go's doc packages are source; documentation, demos and build manifests are not", () => {
     const facts = (path: string) => ({ path, copyMark: false, defs: [] });
     const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c"].map(facts));

@@ -42,7 +42,7 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
  * `mix.exs` and tool configs as build scripts. 10: C# files declared in `System.*` outside a `System`
  * directory (polyfills of the platform's types) as vendored. 11: a file holding three files' licence
- * headers (a fused copy) bears the copy mark.
+ * headers (a fused copy) bears the copy mark; .NET's `AssemblyInfo.cs` is a build script.
  */
 export const INDEX_VERSION = "11";
 

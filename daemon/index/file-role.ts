@@ -31,9 +31,11 @@ const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]
 /**
  * Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, Gradle's Kotlin scripts
  * (`build.gradle.kts`, `settings.gradle.kts`, convention plugins `*.gradle.kts`), SwiftPM's
- * `Package.swift`, Mix's `mix.exs`, Mill's `build.sc`, bundler and JavaScript tool configs, a `build.lua`.
+ * `Package.swift`, Mix's `mix.exs`, Mill's `build.sc`, bundler and JavaScript tool configs, a `build.lua`,
+ * and .NET's `AssemblyInfo.cs` (the assembly's attributes: version, friends, forwarded types; what an SDK
+ * project's file generates).
  */
-const BUILD_SCRIPT = /(^|\/)(build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
+const BUILD_SCRIPT = /(^|\/)((Global|Shared)?AssemblyInfo\.cs|build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
 /** Names of generated copies: an amalgamation, a single-header distribution. */
 const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */

@@ -90,7 +90,7 @@ const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   "generated-copy": /amalgamat|single[- ]?header|single_include|generated/i,
   vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
   bench: /\bbench/i,
-  "build-script": /\bbuild\b|setup\.py|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
+  "build-script": /\bbuild\b|setup\.py|AssemblyInfo|InternalsVisibleTo|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
   // Not the example.com of a URL in a report.
   example: /\b(examples?|samples?|demos?|recipes?|snippets?|docs?|documentation)\b(?!\.(com|org|net)\b)/i,
 };

@@ -444,8 +444,10 @@ public partial class Context
 
   it("roles by path: Go's doc packages are source; documentation, demos and build manifests are not", () => {
     const facts = (path: string) => ({ path, copyMark: false, defs: [] });
-    const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c"].map(facts));
+    const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c", "src/Polly/Properties/AssemblyInfo.cs", "src/Polly/Policy.cs"].map(facts));
     expect(roles).toEqual({
+      // The assembly's attributes (Polly's TypeForwardedTo list ranked first for a report on AoT compilation).
+      "src/Polly/Properties/AssemblyInfo.cs": "build-script",
       "docs/conf.py": "example",
       "Example/Source/App.swift": "example",
       "okhttp/build.gradle.kts": "build-script",

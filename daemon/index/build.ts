@@ -40,11 +40,13 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * one another (bats' formatters); examples (`examples/`, `Example/`, `samples/`, `snippets/`,
  * `docs/`), a documentation site's scripts (`docs/js/`, a `.docset`) and releases unpacked under
  * versioned directories (`gtest-1.11.0/`) as vendored; Gradle's Kotlin scripts, `Package.swift`,
- * `mix.exs` and tool configs as build scripts. 10: Scala 3's named givens as definitions, and every
- * definition's last line without the whitespace its node ends in (an indented block ended on the
- * next definition's first line).
+ * `mix.exs` and tool configs as build scripts. 10: C# files declared in `System.*` outside a `System`
+ * directory (polyfills of the platform's types) as vendored. 11: a file holding three files' licence
+ * headers (a fused copy) bears the copy mark; .NET's `AssemblyInfo.cs` is a build script. 12: Scala
+ * 3's named givens as definitions, and every definition's last line without the whitespace its node
+ * ends in (an indented block ended on the next definition's first line).
  */
-export const INDEX_VERSION = "10";
+export const INDEX_VERSION = "12";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -3,7 +3,7 @@ import { isTestPath, type TestClassifier } from "./test-code.js";
 /**
  * What a file is to its project, recorded at index time (meta `file_roles`, source files left out):
  * the project's own source, a copy of it made by a generator (an amalgamated single header), code of
- * another project bundled in, a benchmark, a build script, or an example of its use. Tests are told apart by the test
+ * another project bundled in (or the platform's types copied for older targets), a benchmark, a build script, or an example of its use. Tests are told apart by the test
  * classifier (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name
  * the role beside the file.
  */
@@ -31,23 +31,68 @@ const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]
 /**
  * Build scripts by name: Cargo's build.rs, setuptools, SCons, Zig, Rake, Gradle's Kotlin scripts
  * (`build.gradle.kts`, `settings.gradle.kts`, convention plugins `*.gradle.kts`), SwiftPM's
- * `Package.swift`, Mix's `mix.exs`, Mill's `build.sc`, bundler and JavaScript tool configs, a `build.lua`.
+ * `Package.swift`, Mix's `mix.exs`, Mill's `build.sc`, bundler and JavaScript tool configs, a `build.lua`,
+ * and .NET's `AssemblyInfo.cs` (the assembly's attributes: version, friends, forwarded types; what an SDK
+ * project's file generates).
  */
-const BUILD_SCRIPT = /(^|\/)(build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
+const BUILD_SCRIPT = /(^|\/)((Global|Shared)?AssemblyInfo\.cs|build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
 /** Names of generated copies: an amalgamation, a single-header distribution. */
 const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */
 const COPY_MARK = /amalgamat|single[- ]header (version|distribution)|generated (from|by)|auto-?generated|do not edit/i;
 
-/** Whether a file's first lines (4 KB) say it was generated from other files. */
+/** A comment line starting a licence header. */
+const LICENCE = /^[ \t]*(\/\/|\/?\*|#|--)[ \t]*Copyright\b/gim;
+/** Licence headers this many lines after the previous one start another file's text. */
+const LICENCE_GAP = 50;
+/**
+ * Three files' licence headers make a file joined from others (fmt's fused `gmock-gtest-all.cc`,
+ * Catch's single `catch.hpp`); two may be a file with one borrowed part (jq's `jv_dtoa.c`, its own).
+ */
+const JOINED_LICENCES = 3;
+
+/** Whether a file's first lines (4 KB) say it was generated from other files, or its licence headers show it joins three or more. */
 export function hasCopyMark(source: string): boolean {
-  return COPY_MARK.test(source.slice(0, 4096));
+  return COPY_MARK.test(source.slice(0, 4096)) || joinedLicences(source) >= JOINED_LICENCES;
 }
 
-/** A file's role by its path and header alone. */
-export function roleByPath(path: string, copyMark: boolean): FileRole {
+/** How many files' licence headers a source holds: Copyright comment lines LICENCE_GAP lines or more after the previous one. */
+function joinedLicences(source: string): number {
+  let headers = 0;
+  let lastLine = -Infinity;
+  let line = 0;
+  let at = 0;
+  for (const m of source.matchAll(LICENCE)) {
+    for (let i = source.indexOf("\n", at); i !== -1 && i < m.index; i = source.indexOf("\n", i + 1)) line++;
+    at = m.index;
+    if (line - lastLine >= LICENCE_GAP) headers++;
+    lastLine = line;
+  }
+  return headers;
+}
+
+/**
+ * The platform's own namespaces, per language: a project's file declared in one copies the platform's
+ * types for targets that lack them (Polly's `src/LegacySupport/NullableAttributes.cs`, `namespace
+ * System.Diagnostics.CodeAnalysis`: a polyfill of .NET's attributes for older frameworks). The
+ * platform's own sources sit under a directory of the namespace's name (dotnet/runtime's
+ * `System.Private.CoreLib/src/System/`): no copy there. Java's `java.*` and Kotlin's `kotlin.*` are
+ * forbidden to other code.
+ */
+const PLATFORM_NAMESPACE: Record<string, { namespace: RegExp; home: RegExp }> = {
+  csharp: { namespace: /^System(\.|$)/, home: /(^|\/)System(\.[^/]*)?\// },
+};
+
+/** Whether a file of `language` declared in `namespace` is a polyfill of the platform's types (PLATFORM_NAMESPACE). */
+export function isPlatformCopy(path: string, language: string, namespace: string | undefined): boolean {
+  const p = PLATFORM_NAMESPACE[language];
+  return !!p && !!namespace && p.namespace.test(namespace) && !p.home.test(path);
+}
+
+/** A file's role by its path and header alone (`platformCopy`: isPlatformCopy). */
+export function roleByPath(path: string, copyMark: boolean, platformCopy = false): FileRole {
   if (COPY_NAME.test(path) || copyMark) return "generated-copy";
-  if (VENDORED.test(path) || DOC_SITE.test(path)) return "vendored";
+  if (VENDORED.test(path) || DOC_SITE.test(path) || platformCopy) return "vendored";
   if (BENCH.test(path)) return "bench";
   if (BUILD_SCRIPT.test(path)) return "build-script";
   if (EXAMPLE.test(path)) return "example";
@@ -59,16 +104,19 @@ const COPY_SHARE = 0.6;
 const COPY_MIN_DEFS = 2;
 const COMMON_NAME_FILES = 50;
 
-/** What a file's role is judged from: its path, its header's mark, its definitions by kind and qualified name. */
+/** What a file's role is judged from: its path, its header's mark, its namespace, its definitions by kind and qualified name. */
 export interface RoleFacts {
   path: string;
   copyMark: boolean;
+  /** Declared in the platform's namespace (isPlatformCopy). */
+  platformCopy?: boolean;
   defs: string[];
 }
 
 /** A file's role facts from its extract. */
-export function roleFacts(ex: { path: string; copyMark?: boolean; defs: { kind: string; qualifiedName: string }[] }): RoleFacts {
-  return { path: ex.path, copyMark: !!ex.copyMark, defs: ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) };
+export function roleFacts(ex: { path: string; language: string; packageName?: string; copyMark?: boolean; defs: { kind: string; qualifiedName: string }[] }): RoleFacts {
+  const platformCopy = isPlatformCopy(ex.path, ex.language, ex.packageName);
+  return { path: ex.path, copyMark: !!ex.copyMark, ...(platformCopy ? { platformCopy } : {}), defs: ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) };
 }
 
 /**
@@ -119,7 +167,7 @@ export class FileRoles {
     for (const f of changed) {
       const mine = new Set(f.defs);
       this.defsOf.set(f.path, mine);
-      this.byPath.set(f.path, roleByPath(f.path, f.copyMark));
+      this.byPath.set(f.path, roleByPath(f.path, f.copyMark, f.platformCopy));
       for (const d of mine) {
         note(d);
         const held = this.holders.get(d);

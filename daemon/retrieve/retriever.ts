@@ -90,7 +90,7 @@ const ROLE_ASKED: Record<Exclude<FileRole, "source">, RegExp> = {
   "generated-copy": /amalgamat|single[- ]?header|single_include|generated/i,
   vendored: /third[ _-]?party|vendor|bundled|\bdeps\b|\bextern/i,
   bench: /\bbench/i,
-  "build-script": /\bbuild\b|setup\.py|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
+  "build-script": /\bbuild\b|setup\.py|AssemblyInfo|InternalsVisibleTo|build\.rs|gradle|package\.swift|mix\.exs|\b(jest|babel|karma|eslint|prettier|postcss|tailwind|vitest|playwright|webpack|rollup|vite|esbuild)\b/i,
   // Not the example.com of a URL in a report.
   example: /\b(examples?|samples?|demos?|recipes?|snippets?|docs?|documentation)\b(?!\.(com|org|net)\b)/i,
 };
@@ -573,10 +573,13 @@ export class Retriever {
     const asksTests = seeksTests(query);
     // A report's body tells what was done ("Add a micro-benchmark"), its first line what it asks for.
     const asked = askedText(query);
+    // So a test the body names is one the fix ran or changed ("use toString() in testUriDeserialization"):
+    // only its first line naming a test asks for it.
+    const askedNames = asked === query.trim() ? undefined : new Set(this.names.find(asked).map((m) => m.node.id));
     for (const h of scores.values()) {
       const x = signals(h.node);
       Object.assign(x, { test: this.isTest(h.node.file_path), seeksTests: asksTests, named: named.has(h.node.id) });
-      if (x.test && !asksTests && !x.named) h.score *= TEST_FACTOR;
+      if (x.test && !asksTests && !(x.named && (!askedNames || askedNames.has(h.node.id)))) h.score *= TEST_FACTOR;
       // Generated copies, vendored code, benchmarks, build scripts and examples (file-role.ts) are where a fix rarely goes.
       const role = this.roleOf(h.node.file_path);
       if (role !== "source" && !x.named && !ROLE_ASKED[role].test(asked)) h.score *= ROLE_FACTOR;

@@ -389,10 +389,65 @@ public class RetryBenchmark {
     expect(asked.results[0].file_path).toBe("src/Snippets/Docs/Retry.cs");
   });
 
+  it("a C# file declared in System.* outside a System directory is a polyfill of the platform's types: vendored, below the project's source (Polly's LegacySupport/)", async () => {
+    const attribute = (name: string, doc: string) => `// Licensed to the .NET Foundation under one or more agreements.
+namespace System.Diagnostics.CodeAnalysis;
+
+/// <summary>${doc}</summary>
+[AttributeUsage(AttributeTargets.Method)]
+internal sealed class ${name}Attribute : Attribute
+{
+    /// <summary>Initializes the attribute with the member ${doc.toLowerCase()}</summary>
+    public ${name}Attribute(string memberSignature) { MemberSignature = memberSignature; }
+    /// <summary>The signature of the dependent member.</summary>
+    public string MemberSignature { get; }
+}
+`;
+    const { engine, root } = await builtProject({
+      "src/LegacySupport/DynamicDependencyAttribute.cs": attribute("DynamicDependency", "States a dependency that one member has on another, kept when trimming."),
+      "src/LegacySupport/RequiresUnreferencedCodeAttribute.cs": attribute("RequiresUnreferencedCode", "Marks a member whose dependencies trimming may remove."),
+      "src/Polly/Context.Dictionary.cs": `namespace Polly;
+
+/// <summary>The context's dictionary of values keyed by string.</summary>
+public partial class Context
+{
+    private readonly System.Collections.Generic.Dictionary<string, object> items = new();
+    /// <summary>Adds a value to the context.</summary>
+    public void Add(string key, object value) { items[key] = value; }
+}
+`,
+      // The platform's own source (dotnet/runtime's layout) is no copy.
+      "src/libraries/System.Private.CoreLib/src/System/Lazy.cs": "namespace System;\n\n/// <summary>Lazy initialization.</summary>\npublic class Lazy\n{\n    /// <summary>The value.</summary>\n    public object Value() { return null; }\n}\n",
+    });
+    const q = "Update to .NET 10 SDK\n\n- States the dependency that one member of the context's dictionary has on another, kept when trimming.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results[0]).toMatchObject({ file_path: "src/Polly/Context.Dictionary.cs" });
+    expect(results.find((r) => r.file_path === "src/LegacySupport/DynamicDependencyAttribute.cs")?.role).toBe("vendored");
+    expect(recordedRoles(root)).toEqual({
+      "src/LegacySupport/DynamicDependencyAttribute.cs": "vendored",
+      "src/LegacySupport/RequiresUnreferencedCodeAttribute.cs": "vendored",
+    });
+  });
+
+  it("a file holding three files' licence headers is a copy joined from them; two are one file with a borrowed part (fmt's fused gmock-gtest-all.cc, jq's jv_dtoa.c)", async () => {
+    const licence = (who: string) => `// Copyright 2008, ${who}\n// All rights reserved.\n//\n// Redistribution and use in source and binary forms are permitted.\n`;
+    const body = (fn: string) => Array.from({ length: 60 }, (_, i) => `int ${fn}_${i}(int x) { return x + ${i}; }`).join("\n") + "\n";
+    const { engine, root } = await builtProject({
+      "src/fused/gmock-gtest-all.cc": `${licence("Google Inc.")}// Build Google Test by compiling a single file.\n${body("gtest")}${licence("Google Inc.")}${body("gmock")}${licence("Google Inc.")}${body("matchers")}`,
+      "src/dtoa.c": `${licence("David M. Gay")}${body("dtoa")}${licence("The jq authors")}${body("jvp")}`,
+      "src/format.cc": "// Formats a value.\nint format_value(int x) { return x; }\n",
+    });
+    expect(recordedRoles(root)).toEqual({ "src/fused/gmock-gtest-all.cc": "generated-copy" });
+    const { results } = await engine.search({ project_path: root, query: "gmock_3 returns its argument", group_by: "file" });
+    expect(results.find((r) => r.file_path === "src/fused/gmock-gtest-all.cc")?.role).toBe("generated-copy");
+  });
+
   it("roles by path: Go's doc packages are source; documentation, demos and build manifests are not", () => {
     const facts = (path: string) => ({ path, copyMark: false, defs: [] });
-    const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c"].map(facts));
+    const roles = fileRoles(["src/go/doc/comment.go", "src/cmd/doc/main.go", "docs/conf.py", "Example/Source/App.swift", "okhttp/build.gradle.kts", "Package.swift", "third_party/zlib-1.3.1/inflate.c", "lib/demo/run.rb", "src/parser.c", "src/Polly/Properties/AssemblyInfo.cs", "src/Polly/Policy.cs"].map(facts));
     expect(roles).toEqual({
+      // The assembly's attributes (Polly's TypeForwardedTo list ranked first for a report on AoT compilation).
+      "src/Polly/Properties/AssemblyInfo.cs": "build-script",
       "docs/conf.py": "example",
       "Example/Source/App.swift": "example",
       "okhttp/build.gradle.kts": "build-script",

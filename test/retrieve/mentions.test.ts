@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NameIndex } from "../../dist/daemon/retrieve/mentions.js";
+import { NameIndex, WEAK } from "../../dist/daemon/retrieve/mentions.js";
 import type { CatalogNode } from "../../dist/daemon/store/types.js";
 
 let rowid = 0;
@@ -61,6 +61,31 @@ describe("names in a question", () => {
     expect(found("emit secondary tag handles on Node::SetTag")).toEqual({ "src/node.cpp::YAML.Node.SetTag": 1 });
     expect(found("`logger::set_formatter` moves the formatter")).toEqual({ "include/spdlog/logger.h::spdlog.logger.set_formatter": 1 });
     expect(found("calling YAML::Node::SetTag twice")).toEqual({ "src/node.cpp::YAML.Node.SetTag": 1 });
+  });
+
+  it("count a class's constructors as the class: overloads do not make its name unspecific (RestSharp's RestClient)", () => {
+    const ctors = Array.from({ length: 12 }, () => node("src/RestClient.cs", "RestClient.RestClient", "method")).map((n, i) => ({ ...n, id: `${n.id}#${i + 1}` }));
+    const cs = new NameIndex([node("src/RestClient.cs", "RestClient", "class"), ...ctors, node("src/Options.cs", "Options.RestClientOptions", "method")]);
+    const found = cs.find("`RestClient` disposes the handler it was given");
+    expect(found.map((m) => m.node.id)).toContain("src/RestClient.cs::RestClient");
+    expect(found.every((m) => m.strength === 1)).toBe(true);
+    // Still, a name of more than SPECIFIC other nodes says nothing.
+    const many = new NameIndex(Array.from({ length: 11 }, (_, i) => node(`src/m${i}.cs`, `M${i}.Dispose`, "method")));
+    expect(many.find("`Dispose` throws")).toEqual([]);
+  });
+
+  it("name the type of a qualified member the index does not hold, not the namesakes of the member (fmt's basic_memory_buffer::move)", () => {
+    const cpp = new NameIndex([
+      node("include/fmt/format.h", "fmt.basic_memory_buffer", "class"),
+      node("include/fmt/format.h", "fmt.basic_memory_buffer.grow", "method"),
+      node("include/fmt/ranges.h", "fmt.range_formatter.move", "method"),
+      node("include/fmt/args.h", "fmt.dynamic_arg_list.move", "method"),
+    ]);
+    const found = (q: string) => Object.fromEntries(cpp.find(q).map((m) => [m.node.id, m.strength]));
+    expect(found("Fix `basic_memory_buffer::move` for a custom allocator")).toEqual({ "include/fmt/format.h::fmt.basic_memory_buffer": WEAK });
+    expect(found("fix fmt::basic_memory_buffer::move")).toEqual({ "include/fmt/format.h::fmt.basic_memory_buffer": WEAK });
+    // No such type: the member's namesakes, weakly, as before.
+    expect(Object.keys(found("Fix `small_buffer::move`"))).toEqual(["include/fmt/ranges.h::fmt.range_formatter.move", "include/fmt/args.h::fmt.dynamic_arg_list.move"]);
   });
 
   it("ignore prose words and other cases", () => {

@@ -63,6 +63,20 @@ describe("tests in their place", () => {
     expect(flaky.slice(0, 2)).toEqual(["container/ring/ring.go", "container/ring/ring_test.go"]);
   });
 
+  it("a pasted report's body naming a test it changed does not lift the test; its first line naming one does (gson's testUriDeserialization)", async () => {
+    const { engine, root } = await builtFixture(...TREE);
+    const body = [
+      "Moving a ring by zero or by a negative count walked the links the wrong way, and an empty ring",
+      "made Move return nil instead of the ring itself. Next and Prev now stay consistent after Move.",
+      "",
+      "* address review feedback: compare lengths in TestMoveEmptyRing for consistency",
+    ].join("\n");
+    const files = async (subject: string) => (await engine.search({ project_path: root, query: `${subject}\n\n${body}`, group_by: "file" })).results.map((r) => r.file_path);
+    // Before, the body's TestMoveEmptyRing was named code, exempt from the tests' demotion: ring_test.go came first.
+    expect((await files("container/ring: fix Move on an empty ring"))[0]).toBe("container/ring/ring.go");
+    expect((await files("container/ring: TestMoveEmptyRing fails on an empty ring"))[0]).toBe("container/ring/ring_test.go");
+  });
+
   it("a question naming test code by identifier gets that code first", async () => {
     const { engine, root } = await builtFixture(...TREE);
     // On the old ranking each came second, below the function it tests (Move, Unwrap, Grow; makeN, a helper of ring_test.go, came below strings.makeSingleStringReplacer).

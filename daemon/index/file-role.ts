@@ -3,9 +3,10 @@ import { isTestPath, type TestClassifier } from "./test-code.js";
 /**
  * What a file is to its project, recorded at index time (meta `file_roles`, source files left out):
  * the project's own source, a copy of it made by a generator (an amalgamated single header), code of
- * another project bundled in (or the platform's types copied for older targets), a benchmark, a build script, or an example of its use. Tests are told apart by the test
- * classifier (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name
- * the role beside the file.
+ * another project bundled in (or the platform's types copied for older targets), a benchmark, a
+ * build script, or an example of its use. Tests are told apart by the test classifier
+ * (test-code.ts). Ranking demotes the copies (retriever.ts, ROLE_FACTOR); answers name the role
+ * beside the file.
  */
 export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "build-script" | "example";
 

@@ -17,7 +17,7 @@ const SCRIPT_WORDS = 150;
  * once for both). `fileWords`: a module's file words, of which a script's module carries the first.
  */
 export function nodeDocuments(n: DocFields, childNames: string[], fileWords = ""): { text: string; lexical: LexicalFields; hash: string } {
-  const identifiers = n.type === "module" ? scriptWords(childNames, fileWords) : identifiersOf(n.code, 80);
+  const identifiers = wordsOf(n, childNames, fileWords, 80);
   const text = textOf(n, childNames, identifiers.slice(0, 40));
   const lexical = lexicalFields(n, childNames, identifiers);
   return { text, lexical, hash: textHash(text, lexical) };
@@ -40,7 +40,12 @@ function scriptWords(childNames: string[], fileWords: string): string[] {
  * the same text without splitting the words of the lexical fields or hashing (~0.7 s of Go's src).
  */
 export function embeddingText(n: DocFields, childNames: string[], fileWords = ""): string {
-  return textOf(n, childNames, n.type === "module" ? scriptWords(childNames, fileWords).slice(0, 40) : identifiersOf(n.code, 40));
+  return textOf(n, childNames, wordsOf(n, childNames, fileWords, 40).slice(0, 40));
+}
+
+/** The words a node's documents carry beside its names: a module's script words, a definition's code's first `limit` identifiers. */
+function wordsOf(n: DocFields, childNames: string[], fileWords: string, limit: number): string[] {
+  return n.type === "module" ? scriptWords(childNames, fileWords) : identifiersOf(n.code, limit);
 }
 
 /** What a node *is*, as text for the embedder: name, kind, signature, docstring, path, body identifiers (its code's first 40; a module's definitions, and a script's first words). */

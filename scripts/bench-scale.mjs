@@ -202,6 +202,15 @@ async function runSide(dist, corpus, work, saves) {
     throw new Error("the daemon did not settle within 60 s");
   };
 
+  /** Waits until stats no longer says what is being filled in (a baseline without `filling` is complete at once). */
+  const filled = async () => {
+    for (;;) {
+      const st = await callDaemon(work, "stats", { project_path: work }, { source: "bench" });
+      if (!st.freshness.filling?.length) return;
+      await sleep(100);
+    }
+  };
+
   /** Waits until graph.json is of the index's last build (its head names the build's built_at). */
   const graphWritten = async () => {
     const builtAt = () => {
@@ -233,12 +242,8 @@ async function runSide(dist, corpus, work, saves) {
     await callDaemon(work, "query", { project_path: work, question: QUESTIONS[0] }, { source: "bench", timeoutMs: 600_000 });
     out.first_answer_after_build_ms = Math.round(performance.now() - q);
   }
-  // Answerable then; complete once stats no longer says what is being filled in (a baseline without `filling` is complete at once).
-  for (;;) {
-    const st = await callDaemon(work, "stats", { project_path: work }, { source: "bench" });
-    if (!st.freshness.filling?.length) break;
-    await sleep(100);
-  }
+  // Answerable then; complete once stats no longer says what is being filled in.
+  await filled();
   out.complete_s = (performance.now() - t) / 1000;
   // The build's process is reaped once it has written graph.json: its CPU counts then (the daemon's children's time).
   for (let i = 0; i < 600 && childrenOf(daemonPid).length > 0; i++) await sleep(100);
@@ -357,6 +362,9 @@ async function runSide(dist, corpus, work, saves) {
     during.close();
     out.during_build = { searches: searchDuring.length, search_p50: pct(searchDuring, 50), search_p99: pct(searchDuring, 99), search_max: Math.max(...searchDuring), status_max: Math.max(...statusDuring), search_max_after: Math.max(...searchAfter) };
     await idle();
+    // The rebuild's fill ends before the restarts: a daemon stopped during it leaves the rest to the
+    // next start, whose first answer and memory at rest would then be the fill's, not a restart's.
+    await filled();
   }
   c.close();
 

@@ -17,6 +17,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -163,10 +164,23 @@ function fixQuestions(name, indexed) {
   return out;
 }
 
-/** One project's questions and labelled candidates, cached by its commit and the feature list. */
+/**
+ * The build that indexes the projects and makes each question's candidates and features (dist/daemon
+ * and dist/shared): data cached by another build (a feature computed anew under the same name, a rule
+ * or an extractor changed) is made again, not reused.
+ */
+const CODE = (() => {
+  const h = createHash("sha256");
+  for (const top of ["daemon", "shared"]) {
+    for (const f of fs.readdirSync(dist(top), { recursive: true }).map(String).filter((f) => f.endsWith(".js")).sort()) h.update(f).update(fs.readFileSync(dist(path.join(top, f))));
+  }
+  return h.digest("hex").slice(0, 12);
+})();
+
+/** One project's questions and labelled candidates, cached by its commit, the feature list and CODE. */
 async function projectData(name) {
   const head = git(name, "rev-parse", "HEAD").trim();
-  const key = `${head}:${FEATURES.join(",")}:${DOC_QUESTIONS}:${FIX_QUESTIONS}:${KEEP}:${SEED}`;
+  const key = `${head}:${FEATURES.join(",")}:${DOC_QUESTIONS}:${FIX_QUESTIONS}:${KEEP}:${SEED}:${CODE}`;
   const out = path.join(cache, "data", `${name}.json`);
   if (fs.existsSync(out)) {
     const d = JSON.parse(fs.readFileSync(out, "utf8"));

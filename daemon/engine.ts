@@ -279,7 +279,8 @@ export class ProjectEngine {
 
   async stats(input: Input<typeof ops.stats>): Promise<Output<typeof ops.stats>> {
     this.parse(ops.stats, input);
-    const r = await this.retriever();
+    // The index as last built, not the replaced one still answering during a handover.
+    const r = await this.readers.latest();
     const m = r.meta;
     return {
       node_count: r.nodeCount,

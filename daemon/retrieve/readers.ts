@@ -37,6 +37,15 @@ export class Readers {
     return this.ret;
   }
 
+  /**
+   * The reader of the index as last built: the one taking over when a handover is under way (it
+   * resolves once that one is warm), else the warm one. What describes the index (stats) reads it;
+   * answers read `current`, which does not wait.
+   */
+  latest(): Promise<Retriever> {
+    return this.next ? this.next.catch(() => this.current()) : this.current();
+  }
+
   /** The reader, or undefined when there is no index yet. */
   async currentOrNone(): Promise<Retriever | undefined> {
     try {

@@ -162,9 +162,13 @@ describe("local index", () => {
     expect(await names()).not.toContain("handedOverScan");
     const [first] = Object.keys(files);
     p.write(first, `${files[first]}\n// handedOverScan is new in the rebuilt index.\nfunc handedOverScan() int { return 42 }\n`);
-    await engine.build({ project_path: p.root, force: true });
+    const oldStats = await engine.stats({ project_path: p.root });
+    const rebuilt = await engine.build({ project_path: p.root, force: true });
     // Right after the build the old reader still answers (before, the first question waited for a new one).
     expect(await engine.retriever()).toBe(reader);
+    // But stats describe the index the build wrote, what it is still filling in included (they described
+    // the old file until the handover: a user told to watch stats saw nothing being filled in).
+    const statsAfter = engine.stats({ project_path: p.root });
     // The reader of the old file is not closed under the handover: it answers from the old index.
     expect(reader.store.replaced?.()).toBe(true);
     expect((await reader.store.lexicalNodes(["scan"], 5)).length).toBeGreaterThan(0);
@@ -178,6 +182,14 @@ describe("local index", () => {
     }
     expect(current).not.toBe(reader);
     expect(current.store.replaced?.()).toBe(false);
+    const db = new Database(path.join(p.root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+    const builtAt = db.prepare("SELECT value FROM meta WHERE key = 'built_at'").pluck().get();
+    db.close();
+    const stats = await statsAfter;
+    expect(stats.last_build).toBe(builtAt);
+    expect(stats.last_build).not.toBe(oldStats.last_build);
+    expect(stats.node_count).toBe(rebuilt.node_count);
+    expect(stats.node_count).toBeGreaterThan(oldStats.node_count);
     expect([...current.warming]).toEqual([]); // it took over warm: vectors and term weights loaded
     expect(await names()).toContain("handedOverScan");
   });

@@ -143,7 +143,12 @@ export class NameIndex {
       } else if (!decided.has(last)) {
         const explicit = m[1] === "`" || m[3] !== undefined; // backticked or called
         if (!explicit && !isCodeShaped(last)) continue;
-        note(named.filter((n) => answersTo(n, last)), explicit ? 1 : BARE);
+        const nodes = named.filter((n) => answersTo(n, last));
+        // An exception type a report names is what the code throws or catches ("Throw JsonSyntaxException
+        // instead of NPE"): the fix goes where it is thrown, seldom into the exception's own file.
+        const thrown = nodes.filter((n) => this.exceptionFile(n.file_path, last));
+        note(nodes.filter((n) => !thrown.includes(n)), explicit ? 1 : BARE);
+        note(thrown, WEAK);
       }
     }
     return [...out.values()];
@@ -167,6 +172,14 @@ export class NameIndex {
     if (named.some((n) => prefix.some((p) => this.moduleWords.get(n.file_path)?.has(p)))) return last;
     if (this.types(parts.slice(0, -1)).length > 0) return qualifier;
     return /^[A-Z]/.test(qualifier) ? last : undefined;
+  }
+
+  /** A file holding the exception type `name` (`…Exception`, `…Error`) and nothing else: the module of a Java or C# exception class. */
+  private exceptionFile(file: string, name: string): boolean {
+    if (!EXCEPTION.test(name)) return false;
+    const defs = (this.inFile.get(file) ?? []).filter((n) => n.type !== "module");
+    // The type, its members and constructors: every definition has it in its qualified name.
+    return defs.some((n) => TYPES.has(n.type) && n.name === name) && defs.every((n) => n.qualified_name.split(".").includes(name));
   }
 
   /** The types (classes, structs, interfaces, enums) `path` names by its last part, within the namespaces before it when some match. */
@@ -233,6 +246,8 @@ const MENTION = /(`?)([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:(?<=(?:^|
 const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;
 
 const TYPES = new Set(["class", "struct", "interface", "enum"]);
+/** An exception type's name by the convention of most languages: `JsonSyntaxException`, `ProtocolError`. */
+const EXCEPTION = /[a-z0-9](Exception|Error)$/;
 
 /** A constructor: a member named as the type holding it (`RestClient.RestClient`, C++'s `ns.Foo.Foo`). */
 function isConstructor(n: CatalogNode): boolean {

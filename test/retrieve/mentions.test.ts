@@ -109,6 +109,28 @@ describe("names in a question", () => {
     expect(found("runner.run() hangs, and run() is called twice")["src/Runner.java::Runner.run"]).toBe(1);
   });
 
+  it("name an exception type alone in its file weakly: a report names what is thrown, the fix goes where (gson's JsonSyntaxException)", () => {
+    const jvm = new NameIndex([
+      node("src/JsonSyntaxException.java", "JsonSyntaxException", "module"),
+      node("src/JsonSyntaxException.java", "JsonSyntaxException", "class"),
+      node("src/JsonSyntaxException.java", "JsonSyntaxException.JsonSyntaxException", "method"),
+      node("lib/plug/static.ex", "static", "module"),
+      node("lib/plug/static.ex", "Plug.Static", "class"),
+      node("lib/plug/static.ex", "Plug.Static.InvalidPathError", "class"),
+      node("src/TypeAdapters.java", "TypeAdapters.LongAdapter", "class"),
+    ]);
+    const found = (q: string) => Object.fromEntries(jvm.find(q).map((m) => [m.node.id, m.strength]));
+    expect(found("Throw JsonSyntaxException instead of NPE for a null element")).toEqual({
+      "src/JsonSyntaxException.java": WEAK,
+      "src/JsonSyntaxException.java::JsonSyntaxException": WEAK,
+      "src/JsonSyntaxException.java::JsonSyntaxException.JsonSyntaxException": WEAK,
+    });
+    // One defined in a file of more (an Elixir module's exception) names that file as any type does.
+    expect(found("routes with colons raise `InvalidPathError`")).toEqual({ "lib/plug/static.ex::Plug.Static.InvalidPathError": 1 });
+    // Other code-shaped names are as before.
+    expect(found("the `LongAdapter` reads it")).toEqual({ "src/TypeAdapters.java::TypeAdapters.LongAdapter": 1 });
+  });
+
   it("ignore prose words and other cases", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});

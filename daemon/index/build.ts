@@ -12,7 +12,7 @@ import { carryCommunities, detectCommunities, nameCommunities, recountCommunitie
 import { detectCommunitiesApart } from "./communities-thread.js";
 import { MAX_DEF_DEPTH, tokenCounter } from "./extract.js";
 import { testClassifier } from "./test-code.js";
-import { childNamesByParent, docKey, embeddingText, fileWordsOf, nodeDocuments, scriptFileWords, typeHolders } from "./documents.js";
+import { childNamesByParent, docKey, embeddingText, fileWordsOf, nodeDocuments } from "./documents.js";
 import { FileRoles, roleFacts } from "./file-role.js";
 import type { Embedder } from "./embed/embedder.js";
 import { isBuiltinUpgrade } from "./embed/select.js";
@@ -45,10 +45,10 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * headers (a fused copy) bears the copy mark; .NET's `AssemblyInfo.cs` is a build script. 12: Scala
  * 3's named givens as definitions, and every definition's last line without the whitespace its node
  * ends in (an indented block ended on the next definition's first line). 13: a Scala val holding an
- * anonymous class (`val r = new Reader[T] { … }`) as a class. 14: a module declaring a type is no
- * script (its documents leave its file's words out).
+ * anonymous class (`val r = new Reader[T] { … }`) as a class. 15: module documents as at 13 again
+ * (14 left a module declaring a type without its script words; reverted).
  */
-export const INDEX_VERSION = "14";
+export const INDEX_VERSION = "15";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";
@@ -797,12 +797,11 @@ async function embedNodes(
   deferred: boolean,
 ): Promise<{ delta: BuildDelta["nodes"]; embedded: number }> {
   const children = childNamesByParent(graph.nodes);
-  const holders = typeHolders(graph.nodes);
   const texts = graph.nodes.map((n) => {
     const doc = n.type === "module" ? undefined : prepared.get(docKey(n));
     if (doc) return { n, text: "", lexical: doc.lexical, hash: doc.hash, vector: doc.vector, words: undefined, stored: doc.stored };
     const words = n.type === "module" ? fileWords(n.file_path) : undefined;
-    return { n, ...nodeDocuments(n, children.get(n.id) ?? [], scriptFileWords(n.id, words, holders)), vector: undefined, words };
+    return { n, ...nodeDocuments(n, children.get(n.id) ?? [], words), vector: undefined, words };
   });
   const reusable = await store.vectors(texts.flatMap((t) => {
     const prev = prevHashes.get(t.n.id);
@@ -870,11 +869,10 @@ function fillParts(paths: string[], byFile: Map<string, FillNode[]>, batch: numb
 /** The fill of a whole-tree build just written: every node of `delta`, every file parsed. */
 function buildFill(delta: BuildDelta["nodes"], sources: Map<string, string>, rows: Map<string, FileRow>): FillWork {
   const children = childNamesByParent(delta.map((d) => d.node));
-  const holders = typeHolders(delta.map((d) => d.node));
   const byFile = new Map<string, FillNode[]>();
   for (const d of delta) {
     // The very text an inline build embeds (a script's module carries its file's words too).
-    const text = embeddingText(d.node, children.get(d.node.id) ?? [], scriptFileWords(d.node.id, d.fileWords, holders));
+    const text = embeddingText(d.node, children.get(d.node.id) ?? [], d.fileWords);
     push(byFile, d.node.file_path, { id: d.node.id, textHash: d.textHash, text });
   }
   const counts = new Map([...sources.keys()].flatMap((p) => (rows.has(p) ? [[p, rows.get(p)!.hash] as const] : [])));
@@ -903,7 +901,7 @@ async function resumedFill(cfg: ResolvedConfig, dim: number, redact: boolean): P
   const byFile = new Map<string, FillNode[]>();
   let remade = 0;
   for (const n of left.nodes) {
-    const docs = nodeDocuments(n, left.childNames.get(n.id) ?? [], scriptFileWords(n.id, n.fileWords, left.typeHolders));
+    const docs = nodeDocuments(n, left.childNames.get(n.id) ?? [], n.fileWords);
     // Written under the stored hash either way: a text that reads back differently (children of
     // another file listed in another order) still gets the nearest vector there is.
     if (docs.hash !== n.text_hash) remade++;

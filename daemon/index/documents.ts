@@ -7,14 +7,8 @@ import type { FileExtract } from "./types.js";
 /** The fields of a node its documents are made of. */
 type DocFields = Pick<NodeRecord, "name" | "qualified_name" | "type" | "signature" | "docstring" | "file_path" | "code">;
 
-/**
- * A module of fewer definitions is a script (commands, not functions): its own words say what it does.
- * Not one that declares a type (scriptFileWords): a Java or C# file of one class keeps its code in
- * the class's members, and its other words are its licence, imports and namespace.
- */
+/** A module of fewer definitions is a script (commands, not functions): its own words say what it does. */
 export const SCRIPT_MAX_DEFS = 3;
-/** Definitions that make their module no script: a type's members hold the file's code. */
-const TYPE_KINDS = new Set(["class", "interface", "struct", "enum"]);
 /** Distinct words of a script's text its module's documents carry (its comments, messages and commands, in order). */
 const SCRIPT_WORDS = 150;
 
@@ -77,18 +71,6 @@ function lexicalFields(n: DocFields, childNames: string[], identifiers: string[]
 function textHash(embedding: string, lexical: LexicalFields): string {
   // One string hashed at once: the bytes a streamed hash of the three parts reads (a lone surrogate at a seam is U+FFFD either way), without a Hash object per node.
   return hash("sha1", `${embedding}\u0000${JSON.stringify(lexical)}`, "hex");
-}
-
-/** The modules (ids) among `nodes`' parents that declare a type directly: no script, whatever their definitions' count. */
-export function typeHolders(nodes: { type: string; parent?: string | null }[]): Set<string> {
-  const out = new Set<string>();
-  for (const n of nodes) if (n.parent && TYPE_KINDS.has(n.type)) out.add(n.parent);
-  return out;
-}
-
-/** The file words a module's documents are made with: none for a module declaring a type (see SCRIPT_MAX_DEFS). */
-export function scriptFileWords(id: string, fileWords: string | undefined, holders: ReadonlySet<string>): string | undefined {
-  return holders.has(id) ? "" : fileWords;
 }
 
 export function childNamesByParent(nodes: NodeRecord[]): Map<string, string[]> {

@@ -11,7 +11,6 @@ import { SCHEMA, SCHEMA_VERSION } from "./schema.js";
 import { dequantize, quantize, type Quantized } from "./vector-matrix.js";
 import { deflateApart, deflateText, extractJob, textJob, type NodeText } from "./deflate-thread.js";
 import { VectorThread } from "./vector-thread.js";
-import { typeHolders } from "../index/documents.js";
 import { bm25, FILE_WEIGHTS } from "./bm25.js";
 import { LEXICAL_WEIGHTS, type BuildDelta, type CatalogNode, type FileRow, type IndexStore, type LexicalHit, type OpenStoreOptions, type PendingDelta, type Unfilled, type UnfilledNode } from "./types.js";
 
@@ -410,7 +409,7 @@ export class LocalStore implements IndexStore {
       nodes.push({ ...n, code, fileWords: fileWords ?? undefined });
     }
     const files = db.prepare("SELECT path, hash FROM files WHERE tokens = 0 ORDER BY path").all() as { path: string; hash: string }[];
-    return { nodes, childNames, typeHolders: typeHolders(rows), files };
+    return { nodes, childNames, files };
   }
 
   async fill(f: { vectors: { id: string; textHash: string; vector: Float32Array }[]; tokens: { path: string; hash: string; tokens: number }[] }, opts: { last: boolean } = { last: true }): Promise<number> {

@@ -220,7 +220,5 @@ export interface Unfilled {
   nodes: UnfilledNode[];
   /** Names of every node's children, by parent id, in the index's order. */
   childNames: Map<string, string[]>;
-  /** The modules declaring a type (documents.ts typeHolders): no scripts. */
-  typeHolders: Set<string>;
   files: { path: string; hash: string }[];
 }

@@ -26,25 +26,3 @@ describe("a script without functions", () => {
     expect(lib.results.find((r) => r.id === "lib/log.sh")?.via ?? []).not.toContain("lexical");
   });
 });
-
-/**
- * C# files of one type each (as Polly's): a guard helper of two definitions, whose other words are its
- * usings and namespace, and the component a question about the runtime's dynamic code is about.
- */
-const TYPED = {
-  "src/Utils/Guard.cs":
-    "using System.Diagnostics.CodeAnalysis;\nusing System.Runtime.CompilerServices;\n\nnamespace Demo.Utils;\n\n[ExcludeFromCodeCoverage]\ninternal static class Guard\n{\n    public static T NotNull<T>(T value, [CallerArgumentExpression(\"value\")] string argumentName = \"\")\n        where T : class\n    {\n        if (value is null)\n        {\n            throw new ArgumentNullException(argumentName);\n        }\n\n        return value;\n    }\n}\n",
-  "src/Pipeline/CompositeComponent.cs":
-    "namespace Demo.Pipeline;\n\ninternal sealed class CompositeComponent\n{\n    public static object Create(object first)\n    {\n        return IsDynamicCodeSupported() ? Wrap(first) : first;\n    }\n\n    private static bool IsDynamicCodeSupported() => System.Runtime.CompilerServices.RuntimeFeature.IsDynamicCodeSupported;\n\n    private static object Wrap(object inner) => inner;\n}\n",
-};
-
-describe("a module declaring a type", () => {
-  it("is no script: its usings and namespace are no words of its module node (Polly's Guard.cs for a question on the runtime's compiler services)", async () => {
-    const { engine, root, node } = await builtProject(TYPED);
-    expect(node("src/Utils/Guard.cs")).toMatchObject({ type: "module", language: "csharp" });
-    const { results } = await engine.search({ project_path: root, query: "runtime compiler services diagnostics", limit: 10 });
-    // Before, the module of Guard.cs (two definitions: a script) matched its usings at node level.
-    expect(results.find((r) => r.id === "src/Utils/Guard.cs")?.via ?? []).not.toContain("lexical");
-    expect(results[0].file_path).toBe("src/Pipeline/CompositeComponent.cs");
-  });
-});

@@ -44,9 +44,11 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * directory (polyfills of the platform's types) as vendored. 11: a file holding three files' licence
  * headers (a fused copy) bears the copy mark; .NET's `AssemblyInfo.cs` is a build script. 12: Scala
  * 3's named givens as definitions, and every definition's last line without the whitespace its node
- * ends in (an indented block ended on the next definition's first line).
+ * ends in (an indented block ended on the next definition's first line). 13: a Scala val holding an
+ * anonymous class (`val r = new Reader[T] { … }`) as a class. 15: module documents as at 13 again
+ * (14 left a module declaring a type without its script words; reverted).
  */
-export const INDEX_VERSION = "12";
+export const INDEX_VERSION = "15";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

@@ -93,7 +93,18 @@ export class NameIndex {
     };
     this.findPaths(question, noter("path"));
     const note = noter("name");
-    for (const m of question.matchAll(MENTION)) {
+    const matches = [...question.matchAll(MENTION)];
+    // Names the text writes qualified somewhere: that writing says whose they are (see `decided`), and
+    // their bare uses elsewhere in the text mean the same one.
+    const decided = new Set<string>();
+    for (const m of matches) {
+      const parts = m[2].split(/[.#]|::/);
+      if (parts.length > 1) {
+        const d = this.decided(parts);
+        if (d) decided.add(d);
+      }
+    }
+    for (const m of matches) {
       const parts = m[2].split(/[.#]|::/);
       const last = parts[parts.length - 1];
       token = last.toLowerCase();
@@ -129,12 +140,46 @@ export class NameIndex {
         // "the getopt module": the module, whatever its name looks like, when it is one file (a Go package is many).
         const modules = named.filter((n) => n.type === "module");
         if (modules.length === 1 && [...this.moduleWords.values()].filter((w) => w.has(last.toLowerCase())).length === 1) note(modules, 1);
-      } else {
+      } else if (!decided.has(last)) {
         const explicit = m[1] === "`" || m[3] !== undefined; // backticked or called
-        if (explicit || isCodeShaped(last)) note(named.filter((n) => answersTo(n, last)), explicit ? 1 : BARE);
+        if (!explicit && !isCodeShaped(last)) continue;
+        const nodes = named.filter((n) => answersTo(n, last));
+        // An exception type a report names is what the code throws or catches ("Throw JsonSyntaxException
+        // instead of NPE"): the fix goes where it is thrown, seldom into the exception's own file.
+        const thrown = nodes.filter((n) => this.exceptionFile(n.file_path, last));
+        note(nodes.filter((n) => !thrown.includes(n)), explicit ? 1 : BARE);
+        note(thrown, WEAK);
       }
     }
     return [...out.values()];
+  }
+
+  /**
+   * The name a qualified writing (`Map.put()`, `ResponseStatus.TimedOut`, `Response.Write`) settles,
+   * which the text's bare uses of it then mean too: the member when the qualifier is the project's
+   * type or module, or a capitalised type the project lacks (another library's: the `put()` after
+   * `Map.put()` is Map's); the type when the member is one the index does not hold (an enum's value,
+   * a field). A lower-case qualifier the project lacks is a variable (`self.run`, `reader.peek`) and
+   * settles nothing.
+   */
+  private decided(parts: string[]): string | undefined {
+    const last = parts[parts.length - 1];
+    const qualifier = parts[parts.length - 2];
+    const named = (this.byName.get(last.toLowerCase()) ?? []).filter((n) => answersTo(n, last));
+    const qualifiedName = parts.slice(-2).join(".");
+    if (named.some((n) => n.qualified_name === qualifiedName || n.qualified_name.endsWith(`.${qualifiedName}`))) return last;
+    const prefix = parts.slice(0, -1).map((p) => p.toLowerCase());
+    if (named.some((n) => prefix.some((p) => this.moduleWords.get(n.file_path)?.has(p)))) return last;
+    if (this.types(parts.slice(0, -1)).length > 0) return qualifier;
+    return /^[A-Z]/.test(qualifier) ? last : undefined;
+  }
+
+  /** A file holding the exception type `name` (`…Exception`, `…Error`) and nothing else: the module of a Java or C# exception class. */
+  private exceptionFile(file: string, name: string): boolean {
+    if (!EXCEPTION.test(name)) return false;
+    const defs = (this.inFile.get(file) ?? []).filter((n) => n.type !== "module");
+    // The type, its members and constructors: every definition has it in its qualified name.
+    return defs.some((n) => TYPES.has(n.type) && n.name === name) && defs.every((n) => n.qualified_name.split(".").includes(name));
   }
 
   /** The types (classes, structs, interfaces, enums) `path` names by its last part, within the namespaces before it when some match. */
@@ -201,6 +246,8 @@ const MENTION = /(`?)([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:(?<=(?:^|
 const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;
 
 const TYPES = new Set(["class", "struct", "interface", "enum"]);
+/** An exception type's name by the convention of most languages: `JsonSyntaxException`, `ProtocolError`. */
+const EXCEPTION = /[a-z0-9](Exception|Error)$/;
 
 /** A constructor: a member named as the type holding it (`RestClient.RestClient`, C++'s `ns.Foo.Foo`). */
 function isConstructor(n: CatalogNode): boolean {

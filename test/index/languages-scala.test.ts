@@ -87,3 +87,30 @@ describe("Scala 3", () => {
     );
   });
 });
+
+/** Type-class instances as upickle's Readers writes them (written for this test). */
+const INSTANCES = `package demo.json
+
+trait Readers {
+  implicit val StringReader: Reader[String] = new SimpleReader[String] {
+    override def visitString(s: CharSequence, index: Int) = s.toString
+  }
+  implicit val IntReader: Reader[Int] = new NumericReader[Int] {
+    override def visitString(s: CharSequence, index: Int) = s.toString.toInt
+    override def visitInt32(d: Int, index: Int) = d
+  }
+  val plain = new StringBuilder(16)
+}
+`;
+
+describe("Scala anonymous classes", () => {
+  it("a val holding an anonymous class is a class named by it, extending what it creates, with its defs as members", async () => {
+    const ex = await new Extractor().extract("src/Readers.scala", INSTANCES, languageForPath("src/Readers.scala")!);
+    const { nodes } = resolveGraph([ex]);
+    const defs = nodes.filter((n) => n.type !== "module").map((n) => n.qualified_name);
+    // Before, their defs were the trait's: Readers.visitString twice, Readers.visitInt32.
+    expect(defs).toEqual(["Readers", "Readers.StringReader", "Readers.StringReader.visitString", "Readers.IntReader", "Readers.IntReader.visitString", "Readers.IntReader.visitInt32"]);
+    expect(nodes.find((n) => n.qualified_name === "Readers.IntReader")).toMatchObject({ type: "class", line_start: 7, line_end: 10, parent: "src/Readers.scala::Readers" });
+    expect(ex.defs.find((d) => d.qualifiedName === "Readers.IntReader")?.bases).toEqual(["NumericReader"]);
+  });
+});

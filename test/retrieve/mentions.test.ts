@@ -88,6 +88,49 @@ describe("names in a question", () => {
     expect(Object.keys(found("Fix `small_buffer::move`"))).toEqual(["include/fmt/ranges.h::fmt.range_formatter.move", "include/fmt/args.h::fmt.dynamic_arg_list.move"]);
   });
 
+  it("read a name's bare uses as the one its qualified writing in the same text settles (gson's Map.put() … put(), RestSharp's ResponseStatus.TimedOut … ResponseStatus)", () => {
+    const jvm = new NameIndex([
+      node("src/LinkedTreeMap.java", "LinkedTreeMap", "class"),
+      node("src/LinkedTreeMap.java", "LinkedTreeMap.put", "method"),
+      node("src/JsonTreeWriter.java", "JsonTreeWriter.put", "method"),
+      node("src/Enum.cs", "ResponseStatus", "enum"),
+      node("src/Runner.java", "Runner.run", "method"),
+    ]);
+    const found = (q: string) => Object.fromEntries(jvm.find(q).map((m) => [m.node.id, m.strength]));
+    // Another library's type (capitalised, not the project's) owns the put() the text calls afterwards.
+    expect(found("Map.put() returns null, so the check after put() missed it")).toEqual({ "src/LinkedTreeMap.java::LinkedTreeMap.put": WEAK, "src/JsonTreeWriter.java::JsonTreeWriter.put": WEAK });
+    // Before the qualified writing as after it.
+    expect(found("check put() before Map.put()")["src/LinkedTreeMap.java::LinkedTreeMap.put"]).toBe(WEAK);
+    // Alone, the call names the project's put()s surely, as before.
+    expect(found("the check after put() missed it")["src/LinkedTreeMap.java::LinkedTreeMap.put"]).toBe(1);
+    // A type named through a value the index does not hold is a setting, also where the text writes it bare.
+    expect(found("contradicts ResponseStatus.TimedOut; all three (ResponseStatus, ErrorMessage) agree")).toEqual({ "src/Enum.cs::ResponseStatus": WEAK });
+    // A lower-case qualifier the project lacks is a variable: it settles nothing.
+    expect(found("runner.run() hangs, and run() is called twice")["src/Runner.java::Runner.run"]).toBe(1);
+  });
+
+  it("name an exception type alone in its file weakly: a report names what is thrown, the fix goes where (gson's JsonSyntaxException)", () => {
+    const jvm = new NameIndex([
+      node("src/JsonSyntaxException.java", "JsonSyntaxException", "module"),
+      node("src/JsonSyntaxException.java", "JsonSyntaxException", "class"),
+      node("src/JsonSyntaxException.java", "JsonSyntaxException.JsonSyntaxException", "method"),
+      node("lib/plug/static.ex", "static", "module"),
+      node("lib/plug/static.ex", "Plug.Static", "class"),
+      node("lib/plug/static.ex", "Plug.Static.InvalidPathError", "class"),
+      node("src/TypeAdapters.java", "TypeAdapters.LongAdapter", "class"),
+    ]);
+    const found = (q: string) => Object.fromEntries(jvm.find(q).map((m) => [m.node.id, m.strength]));
+    expect(found("Throw JsonSyntaxException instead of NPE for a null element")).toEqual({
+      "src/JsonSyntaxException.java": WEAK,
+      "src/JsonSyntaxException.java::JsonSyntaxException": WEAK,
+      "src/JsonSyntaxException.java::JsonSyntaxException.JsonSyntaxException": WEAK,
+    });
+    // One defined in a file of more (an Elixir module's exception) names that file as any type does.
+    expect(found("routes with colons raise `InvalidPathError`")).toEqual({ "lib/plug/static.ex::Plug.Static.InvalidPathError": 1 });
+    // Other code-shaped names are as before.
+    expect(found("the `LongAdapter` reads it")).toEqual({ "src/TypeAdapters.java::TypeAdapters.LongAdapter": 1 });
+  });
+
   it("ignore prose words and other cases", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});

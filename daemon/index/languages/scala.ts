@@ -5,7 +5,10 @@ import { bareTypeName, fileComment, leadingComment, LICENCE, resolveByPackage, t
 
 /**
  * Scala. Classes and case classes, objects and package objects are classes, traits interfaces,
- * enums enums; defs (and vals holding a lambda) are functions, qualified by their classes. A named
+ * enums enums; defs (and vals holding a lambda) are functions, qualified by their classes; a val
+ * holding an anonymous class (`implicit val StringReader: Reader[String] = new SimpleReader[String] { … }`)
+ * is a class named by it, extending what it creates (its defs were the enclosing type's, ten
+ * `Readers.visitString` in upickle's Readers). A named
  * Scala 3 `given` is a function (`given ord: Ordering[T] = …`), or a class when it has members
  * (`given Monoid[Int] with { def … }`); an anonymous one has no name to find it by. A
  * top-level companion object (`object Foo` beside `class Foo` or `trait Foo`) stays a node, and its
@@ -24,6 +27,7 @@ const QUERY = `
 (given_definition name: (identifier) @name) @def.function
 (function_declaration name: (identifier) @name) @def.function
 (val_definition pattern: (identifier) @name value: (lambda_expression)) @def.function
+(val_definition pattern: (identifier) @name value: (instance_expression (template_body))) @def.class
 (compilation_unit [(class_definition name: (identifier) @companion) (trait_definition name: (identifier) @companion)] (object_definition name: (identifier) @name body: (template_body) @def.impl) (#eq? @companion @name))
 (call_expression function: [(identifier) @call.name (generic_function function: (identifier) @call.name)]) @call
 (call_expression function: [(field_expression value: (_) @call.receiver field: (identifier) @call.name) (generic_function function: (field_expression value: (_) @call.receiver field: (identifier) @call.name))] (#not-eq? @call.receiver "super")) @call
@@ -56,8 +60,12 @@ function importsOf(root: TSNode): RawImport[] {
   return out;
 }
 
-/** The superclass and mixed-in traits (`extends A with B`). */
+/** The superclass and mixed-in traits (`extends A with B`); a val's anonymous class, the type it creates. */
 function bases(def: TSNode): string[] {
+  if (def.type === "val_definition") {
+    const created = def.childForFieldName("value")?.namedChildren.find((c) => c?.type !== "template_body" && c?.type !== "arguments");
+    return created ? [bareTypeName(created.text)] : [];
+  }
   const ext = def.childForFieldName("extend");
   return (ext?.childrenForFieldName("type") ?? []).map((t) => bareTypeName(t!.text));
 }

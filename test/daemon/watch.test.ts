@@ -115,6 +115,9 @@ describe("watcher", () => {
     await callDaemon(root, "build", { project_path: root });
     await watcherReady(root);
     const pid = (await daemonStatus(root)).pid as number;
+    // The first build's process answers before its fill and lives until that is written: the process to
+    // kill is the forced build's, so it must be the only one (under load the first one outlived the answer).
+    await waitFor("the first build's process to end", () => childPids(pid).length === 0, 60_000, 20);
     const forced = callDaemon(root, "build", { project_path: root, force: true }, { timeoutMs: 120_000 }).then(
       () => "finished",
       (err: { code?: string }) => err.code,

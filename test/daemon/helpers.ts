@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { onTestFailed } from "vitest";
 import { closeConnections, daemonStatus, stopDaemon } from "../../dist/client/rpc.js";
 import { daemonFiles, pidAlive, readLockPid } from "../../dist/client/socket-path.js";
 
@@ -59,7 +60,25 @@ export function makeProject(opts: { base?: string; files?: Record<string, string
     fs.writeFileSync(path.join(root, rel), body);
   }
   roots.add(root);
+  showLogOnFailure(root);
   return root;
+}
+
+/**
+ * A test that fails prints the end of its project's daemon log (debug lines left out): a failure
+ * seen once on a loaded machine (a build process exiting 1) is then explained by the run that saw it.
+ */
+function showLogOnFailure(root: string): void {
+  try {
+    onTestFailed(() => {
+      const log = path.join(root, ".codemem/daemon.log");
+      if (!fs.existsSync(log)) return;
+      const lines = fs.readFileSync(log, "utf8").split("\n").filter((l) => l && !l.includes('"level":"debug"'));
+      process.stderr.write(`--- ${log} (last ${Math.min(40, lines.length)} of ${lines.length} lines) ---\n${lines.slice(-40).join("\n")}\n`);
+    });
+  } catch {
+    // Made outside a running test (a suite's setup): nothing to attach to.
+  }
 }
 
 /** Spawns the daemon in the foreground (a child of the test), stderr captured. */

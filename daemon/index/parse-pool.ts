@@ -62,6 +62,36 @@ const FILL_DEPTH = 8;
 /** A worker died (out of heap on a pathological file, a crash) with the job in flight. */
 class WorkerLost extends Error {}
 
+/**
+ * Languages a build has little of, each given to one worker (by index) to parse alone. A worker that
+ * meets a language loads its grammar, compiles its query (C++'s takes 0.44 s) and warms its parser
+ * up (the first files of a grammar parse several times slower): Go's src's 16 C++, 17 shell and
+ * 79 C files cost each of two workers that much more than parsing them. A language is pinned when
+ * its bytes are at most half of a worker's share of the build, so the shared rest still balances
+ * the workers (each takes its own languages first); the largest pinned language goes first, to the
+ * worker with the fewest pinned bytes.
+ */
+export function pinnedLanguages(jobs: readonly { language: LanguageId; source: string }[], workers: number): Map<LanguageId, number> {
+  const pinned = new Map<LanguageId, number>();
+  if (workers <= 1) return pinned;
+  const bytes = new Map<LanguageId, number>();
+  let total = 0;
+  for (const j of jobs) {
+    bytes.set(j.language, (bytes.get(j.language) ?? 0) + j.source.length);
+    total += j.source.length;
+  }
+  const load = new Array<number>(workers).fill(0);
+  const small = [...bytes].filter(([, b]) => b <= total / workers / 2).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  for (const [language, b] of small) {
+    const w = load.indexOf(Math.min(...load));
+    // Never pin all a build's languages: one language left shared keeps every worker busy to the end.
+    if (pinned.size === bytes.size - 1) break;
+    pinned.set(language, w);
+    load[w] += b;
+  }
+  return pinned;
+}
+
 /** Parses on worker threads when there is enough work to pay for them; small batches stay in-process. */
 export class ParsePool {
   private workers: Worker[] = [];
@@ -131,14 +161,26 @@ export class ParsePool {
       this.start();
       // Largest first spreads the tail across workers.
       const order = [...jobs].sort((a, b) => b.source.length - a.source.length).map((j) => ({ ...j, embedder, light, stored }));
+      const lanes = this.workers.length;
+      const pin = pinnedLanguages(order, lanes);
+      // A worker's own languages first: the others share what is left, and they finish together.
+      const own: Job[][] = Array.from({ length: lanes }, () => []);
+      const shared: Job[] = [];
+      for (const job of order) {
+        const w = pin.get(job.language);
+        if (w === undefined) shared.push(job);
+        else own[w].push(job);
+      }
       let cursor = 0;
+      const next = (k: number): Job | undefined => own[k].shift() ?? (cursor < shared.length ? shared[cursor++] : undefined);
+      const left = (k: number) => own[k].length > 0 || cursor < shared.length;
       // Each worker keeps a few jobs queued, so it never waits for the busy main thread between files.
-      const lane = async (w: Worker) => {
+      const lane = async (w: Worker, k: number) => {
         const inFlight = new Set<Promise<unknown>>();
         const alive = () => this.workers.includes(w);
-        while ((cursor < order.length && alive() && !signal?.aborted) || inFlight.size > 0) {
-          while (cursor < order.length && inFlight.size < WORKER_QUEUE && alive() && !signal?.aborted) {
-            const job = order[cursor++];
+        while ((left(k) && alive() && !signal?.aborted) || inFlight.size > 0) {
+          while (left(k) && inFlight.size < WORKER_QUEUE && alive() && !signal?.aborted) {
+            const job = next(k)!;
             const p: Promise<unknown> = record(this.run(w, job), job).finally(() => inFlight.delete(p));
             inFlight.add(p);
           }
@@ -146,9 +188,9 @@ export class ParsePool {
         }
       };
       await Promise.all(this.workers.map(lane));
-      // What a dead worker took down with it (and what no live worker was left to take): one file
-      // at a time, so only the file that kills a worker fails.
-      for (const job of [...lost, ...order.slice(cursor)]) {
+      // What a dead worker took down with it, and what it had left (no live worker took those): one
+      // file at a time, so only the file that kills a worker fails.
+      for (const job of [...lost, ...own.flat(), ...shared.slice(cursor)]) {
         if (signal?.aborted) break;
         this.start();
         await record(this.run(this.workers[0], job), job, true);

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { buildIndex } from "../../dist/daemon/index/build.js";
 import { createEmbedder } from "../../dist/daemon/index/embed/select.js";
-import { ParsePool } from "../../dist/daemon/index/parse-pool.js";
+import { ParsePool, pinnedLanguages } from "../../dist/daemon/index/parse-pool.js";
 import { resolveConfig } from "../../dist/shared/config.js";
 import { makeProject, touchLater } from "../helpers.js";
 
@@ -42,4 +42,35 @@ it("a build that parsed a large tree releases its parse workers before the write
   const forced = await buildIndex(cfg, { ...opts, force: true });
   expect(forced.node_count).toBe(save.node_count);
   expect(pool.live).toBe(0);
+});
+
+it("a language a build has little of is parsed by one worker alone; the rest is shared, and every file is parsed", async () => {
+  const job = (language: string, bytes: number) => ({ language: language as never, source: "x".repeat(bytes) });
+  // Go's src: Go, then a little C, C++, shell and Python. Each small language goes to one worker, the largest first to the least loaded.
+  const goSrc = [job("go", 34_000_000), job("c", 148_000), job("bash", 52_000), job("cpp", 31_000), job("python", 16_000)];
+  expect(Object.fromEntries(pinnedLanguages(goSrc, 2))).toEqual({ c: 0, bash: 1, cpp: 1, python: 1 });
+  // coreutils: 2.3 MB of headers read as C++ beside 7.2 MB of C: C++ is at most half a worker's share.
+  expect(Object.fromEntries(pinnedLanguages([job("c", 7_200_000), job("cpp", 2_300_000)], 2))).toEqual({ cpp: 0 });
+  // Two halves, one language, or one worker: nothing to pin.
+  expect(pinnedLanguages([job("c", 100), job("cpp", 100)], 2).size).toBe(0);
+  expect(pinnedLanguages([job("go", 100), job("go", 50)], 2).size).toBe(0);
+  expect(pinnedLanguages(goSrc, 1).size).toBe(0);
+  // Many small languages: one stays shared, so no worker waits out the other's last files.
+  const five = ["c", "cpp", "go", "rust", "ruby"].map((l) => job(l, 100));
+  expect(pinnedLanguages(five, 2).size).toBe(4);
+
+  // On a real tree: 60 Python files, 4 C files and 3 shell scripts through two workers, each file parsed once.
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 60; i++) files[`pkg/m${i}.py`] = `def step_${i}(x):\n    """Step ${i}."""\n    return x + ${i}\n`;
+  for (let i = 0; i < 4; i++) files[`native/n${i}.c`] = `int native_${i}(int x) {\n  return x * ${i};\n}\n`;
+  for (let i = 0; i < 3; i++) files[`bin/tool${i}.sh`] = `#!/bin/bash\nrun_${i}() {\n  echo ${i}\n}\nrun_${i}\n`;
+  const pool = new ParsePool(2);
+  cleanups.push(() => pool.close());
+  const jobs = Object.entries(files).map(([p, source]) => ({ path: p, source, language: (p.endsWith(".py") ? "python" : p.endsWith(".c") ? "c" : "bash") as never }));
+  const { extracts, failed } = await pool.extractAll(jobs);
+  expect(failed).toEqual([]);
+  expect(extracts.map((e) => e.path)).toEqual(Object.keys(files).sort());
+  expect(extracts.find((e) => e.path === "native/n2.c")!.defs.map((d) => d.name)).toEqual(["native_2"]);
+  expect(extracts.find((e) => e.path === "bin/tool1.sh")!.defs.map((d) => d.name)).toEqual(["run_1"]);
+  expect(pool.live).toBe(2);
 });

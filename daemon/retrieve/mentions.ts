@@ -243,9 +243,13 @@ const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
  * (3: `name()`, or a Rust macro's `name!(`), or followed by "module"/"package" (4).
  */
 const MENTION = /(`?)([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
-/** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
+/**
+ * A file path as written in text: optional directories (absolute, relative, Windows), a name with an
+ * extension, an optional `:line`. A name with an extension that further segments follow is no file: a
+ * route through a script (`/index.php/foo`, PATH_INFO) or a directory (`github.com/owner`).
+ */
 // Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
-const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;
+const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?![\\/][\w.@+~-])(?::(\d+))?/g;
 
 const TYPES = new Set(["class", "struct", "interface", "enum"]);
 /**

@@ -182,6 +182,9 @@ describe("paths and stack-trace frames in a question", () => {
     expect(Object.keys(strengths("it breaks in lib/util/errors.py:1 when run twice"))).toEqual(["util/errors.py", "util/errors.py::EmptyError"]);
     expect(Object.keys(strengths("see errors.py"))).toEqual(["util/errors.py"]);
     expect(strengths("see other/ledger.txt and nothing.py")).toEqual({});
+    // A route through a script (PATH_INFO) or a directory with a dot in its name names no file (Slim's report on routing of /index.php/foo).
+    expect(strengths("allow routing of /errors.py/foo again, as /app/errors.py/bar/baz did")).toEqual({});
+    expect(Object.keys(strengths("see https://example.org/blob/1a2b/lib/util/errors.py#L12 and errors.py/"))).toEqual(["util/errors.py"]);
   });
 
   it("by a base name alone only weakly when the written directories disagree with the file's", () => {

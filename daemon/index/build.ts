@@ -46,9 +46,11 @@ import { checkFile, discover, inspectContent, type Candidate, type Skipped, isSe
  * 3's named givens as definitions, and every definition's last line without the whitespace its node
  * ends in (an indented block ended on the next definition's first line). 13: a Scala val holding an
  * anonymous class (`val r = new Reader[T] { … }`) as a class. 15: module documents as at 13 again
- * (14 left a module declaring a type without its script words; reverted).
+ * (14 left a module declaring a type without its script words; reverted). 16: file roles of Python
+ * libraries bundled in a package's `packages/`, of `_vendor/`, of hidden files and directories, and of
+ * shell scripts in a project of another language (its tooling).
  */
-export const INDEX_VERSION = "15";
+export const INDEX_VERSION = "16";
 
 export interface BuildProgress {
   phase: "scan" | "parse" | "resolve" | "embed" | "write";

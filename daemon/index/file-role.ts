@@ -14,7 +14,13 @@ export type FileRole = "source" | "generated-copy" | "vendored" | "bench" | "bui
  * Directories of code bundled from other projects (`vendor/` and `node_modules/` are never indexed at all),
  * and a release of one unpacked under its versioned name (yaml-cpp's `test/gtest-1.11.0/`, `zlib-1.3.1/`).
  */
-const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|bundled|[A-Za-z][\w+]*-v?\d+(\.\d+)+)\//i;
+const VENDORED = /(^|\/)(third[_-]?party|3rd[_-]?party|deps|extern|external|vendored|_vendor|bundled|[A-Za-z][\w+]*-v?\d+(\.\d+)+)\//i;
+/**
+ * Python libraries bundled into a package's `packages/` directory (requests' `requests/packages/urllib3/`
+ * and `requests/packages/chardet/`): a directory inside it holds another project. The package's own
+ * `packages/__init__.py` (the import shim) is its source; a monorepo's `packages/` sits at the root.
+ */
+const VENDORED_PY = /[^/]+\/packages\/[^/]+\/(.+\/)?[^/]+\.pyi?$/;
 /**
  * The scripts and styles of a documentation site (jazzy's `docs/js/`, Sphinx's `_static/`, mkdocs'
  * `assets/`) and a Dash docset: the generator's theme and the libraries it ships (jQuery, lunr,
@@ -37,6 +43,12 @@ const BENCH = /(^|\/)(benches|bench|benchmarks?)\/|(^|\/)bench(mark)?s?[_.-][^/]
  * project's file generates).
  */
 const BUILD_SCRIPT = /(^|\/)((Global|Shared)?AssemblyInfo\.cs|build\.rs|setup\.py|conanfile\.py|SConstruct|SConscript|build\.zig|Rakefile|noxfile\.py|[^/]+\.gradle\.kts|Package(@swift-[\d.]+)?\.swift|mix\.exs|build\.sc|(gulpfile|gruntfile|(webpack|rollup|vite|esbuild|jest|babel|karma|eslint|prettier|postcss|tailwind|tsup|vitest|playwright|rspack)\.config)\.[cm]?[jt]s|build\.(lua|sh|py|js|ts|ps1)|configure(\.py)?)$/i;
+/**
+ * Hidden files and directories (`.travis.sh`, `.github/scripts/`, `.circleci/`): continuous integration
+ * and tooling, never what the project ships.
+ */
+const HIDDEN = /(^|\/)\.[^/.][^/]*\//;
+const HIDDEN_FILE = /(^|\/)\.[^/.][^/]*$/;
 /** Names of generated copies: an amalgamation, a single-header distribution. */
 const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */
@@ -93,9 +105,9 @@ export function isPlatformCopy(path: string, language: string, namespace: string
 /** A file's role by its path and header alone (`platformCopy`: isPlatformCopy). */
 export function roleByPath(path: string, copyMark: boolean, platformCopy = false): FileRole {
   if (COPY_NAME.test(path) || copyMark) return "generated-copy";
-  if (VENDORED.test(path) || DOC_SITE.test(path) || platformCopy) return "vendored";
+  if (VENDORED.test(path) || VENDORED_PY.test(path) || DOC_SITE.test(path) || platformCopy) return "vendored";
   if (BENCH.test(path)) return "bench";
-  if (BUILD_SCRIPT.test(path)) return "build-script";
+  if (BUILD_SCRIPT.test(path) || HIDDEN.test(path) || HIDDEN_FILE.test(path)) return "build-script";
   if (EXAMPLE.test(path)) return "example";
   return "source";
 }
@@ -104,6 +116,14 @@ export function roleByPath(path: string, copyMark: boolean, platformCopy = false
 const COPY_SHARE = 0.6;
 const COPY_MIN_DEFS = 2;
 const COMMON_NAME_FILES = 50;
+/** The shell's language id. */
+const SHELL = "bash";
+/**
+ * Shell scripts are a project's tooling (builds, CI, releases: jq's `compile-ios.sh`, a `script/test`)
+ * when another language's source files outnumber them this many times; in a project mostly of shell
+ * (nvm, bats) they are its source.
+ */
+const SHELL_MINORITY = 2;
 
 /** What a file's role is judged from: its path, its header's mark, its namespace, its definitions by kind and qualified name. */
 export interface RoleFacts {
@@ -112,12 +132,14 @@ export interface RoleFacts {
   /** Declared in the platform's namespace (isPlatformCopy). */
   platformCopy?: boolean;
   defs: string[];
+  /** The file's language (the registry's id), when known. */
+  language?: string;
 }
 
 /** A file's role facts from its extract. */
 export function roleFacts(ex: { path: string; language: string; packageName?: string; copyMark?: boolean; defs: { kind: string; qualifiedName: string }[] }): RoleFacts {
   const platformCopy = isPlatformCopy(ex.path, ex.language, ex.packageName);
-  return { path: ex.path, copyMark: !!ex.copyMark, ...(platformCopy ? { platformCopy } : {}), defs: ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`) };
+  return { path: ex.path, copyMark: !!ex.copyMark, ...(platformCopy ? { platformCopy } : {}), defs: ex.defs.map((d) => `${d.kind}:${d.qualifiedName}`), language: ex.language };
 }
 
 /**
@@ -138,6 +160,9 @@ export class FileRoles {
   private readonly defsOf = new Map<string, Set<string>>();
   private readonly holders = new Map<string, Set<string>>();
   private readonly judged = new Map<string, FileRole>();
+  /** Languages of the files, and how many source files (by path, not tests) each language has. */
+  private readonly languageOf = new Map<string, string>();
+  private readonly sources = new Map<string, number>();
   /** Files judged by the last update (or the construction): what it cost. */
   lastJudged = 0;
 
@@ -156,19 +181,24 @@ export class FileRoles {
     const changed = [...new Map(facts.map((f) => [f.path, f])).values()];
     const before = new Map<string, number>();
     const note = (d: string) => before.has(d) || before.set(d, this.holders.get(d)?.size ?? 0);
+    const shellTooling = this.shellTooling();
     for (const path of [...removed, ...changed.map((f) => f.path)]) {
       for (const d of this.defsOf.get(path) ?? []) {
         note(d);
         this.holders.get(d)!.delete(path);
       }
+      this.count(path, -1);
       this.defsOf.delete(path);
       this.byPath.delete(path);
+      this.languageOf.delete(path);
       this.judged.delete(path);
     }
     for (const f of changed) {
       const mine = new Set(f.defs);
       this.defsOf.set(f.path, mine);
       this.byPath.set(f.path, roleByPath(f.path, f.copyMark, f.platformCopy));
+      if (f.language) this.languageOf.set(f.path, f.language);
+      this.count(f.path, 1);
       for (const d of mine) {
         note(d);
         const held = this.holders.get(d);
@@ -177,6 +207,8 @@ export class FileRoles {
       }
     }
     const again = new Set(changed.map((f) => f.path));
+    // The shell's share moved across SHELL_MINORITY: every shell script's role moves with it.
+    if (this.shellTooling() !== shellTooling) for (const [p, l] of this.languageOf) if (l === SHELL) again.add(p);
     for (const [d, n] of before) {
       const held = this.holders.get(d)!;
       // A definition that counts (held by few files) before or after: its holders' shares moved.
@@ -196,9 +228,25 @@ export class FileRoles {
     return Object.fromEntries(this.judged);
   }
 
+  /** Counts a file in its language's source files (or takes it back), when its path makes it source and no test. */
+  private count(path: string, sign: 1 | -1): void {
+    const language = this.languageOf.get(path);
+    if (!language || this.byPath.get(path) !== "source" || this.isTest(path)) return;
+    this.sources.set(language, (this.sources.get(language) ?? 0) + sign);
+  }
+
+  /** Whether the project's shell scripts are its tooling (SHELL_MINORITY). */
+  private shellTooling(): boolean {
+    const shell = this.sources.get(SHELL) ?? 0;
+    let other = 0;
+    for (const [l, n] of this.sources) if (l !== SHELL && n > other) other = n;
+    return shell > 0 && other >= SHELL_MINORITY * shell;
+  }
+
   private judge(path: string): FileRole {
     const role = this.byPath.get(path)!;
     const mine = this.defsOf.get(path)!;
+    if (role === "source" && this.languageOf.get(path) === SHELL && !this.isTest(path) && this.shellTooling()) return "build-script";
     if (role !== "source" || mine.size < COPY_MIN_DEFS * 2) return role;
     // The definitions this one repeats, per other file (tests excepted: see the constructor).
     const shared = new Map<string, string[]>();

@@ -105,18 +105,21 @@ const REPORT_WORDS = 24;
 /**
  * Whether a question asks about tests themselves ("the test for …", "where is X tested", "unit
  * tests of", "test case", "spec for", "fixture"): then tests keep their rank (search's and query's
- * one rule). A report (several lines, more than REPORT_WORDS distinct words: a pasted issue or commit
- * message) asks what its first line says: the tests its body speaks of ("Adds a regression test",
+ * one rule). A report (several lines, more than REPORT_WORDS distinct words, or a title line set apart
+ * from a body by a blank line: a pasted issue or commit message) asks what its first line says: the tests its body speaks of ("Adds a regression test",
  * "we ran the tests") were done, not sought.
  */
 export function seeksTests(question: string): boolean {
   return /\b(tests?|tested|testing|unit[ -]tests?|test ?cases?|test ?suites?|specs?|fixtures?|conftest)\b/i.test(askedText(question));
 }
 
+/** A title line, a blank line and a body: the shape of a commit message or an issue, whatever its length. */
+const TITLED = /^[^\n]+\n[ \t]*\n\s*\S/;
+
 /** What a question asks for: a report's first line (see seeksTests), else the whole question. */
 export function askedText(question: string): string {
   const text = question.trim();
   const nl = text.indexOf("\n");
-  const report = nl >= 0 && new Set(contentWords(text)).size > REPORT_WORDS;
+  const report = nl >= 0 && (TITLED.test(text) || new Set(contentWords(text)).size > REPORT_WORDS);
   return report ? text.slice(0, nl) : text;
 }

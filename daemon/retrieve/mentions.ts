@@ -143,7 +143,9 @@ export class NameIndex {
       } else if (!decided.has(last)) {
         const explicit = m[1] === "`" || m[3] !== undefined; // backticked or called
         if (!explicit && !isCodeShaped(last)) continue;
-        const nodes = named.filter((n) => answersTo(n, last));
+        // A language's global function written bare (`error()` in a Lua report, `len()` in Python's) is
+        // the builtin, not the project's members of that name (every output handler's `handler.error`).
+        const nodes = named.filter((n) => answersTo(n, last) && !(isMember(n) && BUILTINS[n.language]?.has(last)));
         // An exception type a report names is what the code throws or catches ("Throw JsonSyntaxException
         // instead of NPE"): the fix goes where it is thrown, seldom into the exception's own file.
         const thrown = nodes.filter((n) => this.exceptionFile(n.file_path, last));
@@ -241,11 +243,28 @@ const PY_FRAME = /File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?/g;
  * (3: `name()`, or a Rust macro's `name!(`), or followed by "module"/"package" (4).
  */
 const MENTION = /(`?)([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:(?<=(?:^|[^\w$])[A-Z][\w$]*)#[A-Za-z_$][\w$]*)?)(\(\)|!(?=[([{]))?(\s+(?:module|package)\b)?/g;
-/** A file path as written in text: optional directories (absolute, relative, Windows), a name with an extension, an optional `:line`. */
+/**
+ * A file path as written in text: optional directories (absolute, relative, Windows), a name with an
+ * extension, an optional `:line`. A name with an extension that further segments follow is no file: a
+ * route through a script (`/index.php/foo`, PATH_INFO) or a directory (`github.com/owner`).
+ */
 // Bounded repeats: a long run without a path in it (a pasted blob) must stay linear.
-const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?::(\d+))?/g;
+const PATH = /(?:[A-Za-z]:)?(?:[\w.@+~-]{0,80}[\\/]){0,24}[\w@+~-][\w.@+~-]{0,80}\.[A-Za-z0-9]{1,8}(?!\w)(?![\\/][\w.@+~-])(?::(\d+))?/g;
 
 const TYPES = new Set(["class", "struct", "interface", "enum"]);
+/**
+ * Global functions of languages that call them bare while members are called on their table or object
+ * (`handler.error`, `self.open`): a bare `error()` or `print()` names the language's own.
+ */
+const BUILTINS: Record<string, Set<string>> = {
+  lua: new Set("assert collectgarbage dofile error getfenv getmetatable ipairs load loadfile loadstring module next pairs pcall print rawequal rawget rawlen rawset require select setfenv setmetatable tonumber tostring type unpack xpcall".split(" ")),
+  python: new Set("abs all any callable delattr dir divmod enumerate eval exec filter getattr globals hasattr hash id input isinstance issubclass iter len locals map max min next open print range repr reversed round setattr sorted sum super vars zip".split(" ")),
+};
+
+/** A member of a type or table (a method: `handler.error`, `Session.open`), not a free function. */
+function isMember(n: CatalogNode): boolean {
+  return n.type === "method";
+}
 /** An exception type's name by the convention of most languages: `JsonSyntaxException`, `ProtocolError`. */
 const EXCEPTION = /[a-z0-9](Exception|Error)$/;
 

@@ -188,6 +188,9 @@ describe("questions about tests", () => {
     ["How does a ring move forward by n elements?", false],
     ["How does unittest's loader discover modules?", false],
     ["Where is the latest contest result stored?", false],
+    // A report asks what its first line says: a short one too when a blank line sets its title apart (busted's fix of support-function globals).
+    ["Create support function globals in parent context\n\nGlobals created in 'it' blocks stay confined to the current context/test.", false],
+    ["Globals created in support functions: where are they kept?\nand which test shows it", true],
   ])("%s → %s", (q, want) => expect(seeksTests(q)).toBe(want));
 });
 

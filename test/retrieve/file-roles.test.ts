@@ -456,4 +456,61 @@ public partial class Context
       "lib/demo/run.rb": "example",
     });
   });
+  it("a Python library bundled in a package's packages/ is vendored, below the package's own code; its import shim and a monorepo's packages/ are source (requests' packages/urllib3)", async () => {
+    expect(roleByPath("requests/packages/urllib3/connectionpool.py", false)).toBe("vendored");
+    expect(roleByPath("requests/packages/urllib3/contrib/pyopenssl.py", false)).toBe("vendored");
+    expect(roleByPath("src/pip/_vendor/six.py", false)).toBe("vendored");
+    expect(roleByPath("requests/packages/__init__.py", false)).toBe("source");
+    expect(roleByPath("packages/core/src/index.ts", false)).toBe("source");
+    expect(roleByPath("packages/core/lib/http.py", false)).toBe("source");
+    const { engine, root } = await builtProject({
+      "requests/adapters.py": `"""Transport adapters."""\n\n\nclass HTTPAdapter:\n    """The built-in HTTP adapter."""\n\n    def send(self, request, chunked=False):\n        """Sends chunked requests; reads the HTTP response of a chunked request per byte."""\n        return (request, chunked)\n`,
+      "requests/packages/__init__.py": `"""Import shim for the bundled libraries."""\nimport sys\n`,
+      // The bundled library matches the report better (its "buffering"): before the role, it came first.
+      "requests/packages/urllib3/connectionpool.py": `"""Connection pools."""\n\n\nclass HTTPConnectionPool:\n    """A pool of connections."""\n\n    def urlopen(self, request, chunked=False):\n        """Opens a request; reads the HTTP response of a chunked request with buffering."""\n        return (request, chunked)\n`,
+    });
+    expect(recordedRoles(root)).toEqual({ "requests/packages/urllib3/connectionpool.py": "vendored" });
+    const q = "Use buffering for HTTP responses on chunked requests\n\nFor chunked requests the response is read without buffering, one byte per recv() call on the socket; the non-chunked requests use urlopen, which reads the HTTP response with buffering.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results[0].file_path).toBe("requests/adapters.py");
+    expect(results.find((r) => r.file_path === "requests/packages/urllib3/connectionpool.py")?.role).toBe("vendored");
+  });
+
+  it("hidden files and directories are tooling (a CI setup script, .github/)", () => {
+    expect(roleByPath(".travis_setup.sh", false)).toBe("build-script");
+    expect(roleByPath("ci/.travis.sh", false)).toBe("build-script");
+    expect(roleByPath(".github/scripts/release.py", false)).toBe("build-script");
+    expect(roleByPath("src/.hidden/x.c", false)).toBe("build-script");
+    expect(roleByPath("src/parser.c", false)).toBe("source");
+    expect(roleByPath("../src/parser.c", false)).toBe("source");
+  });
+
+  it("shell scripts are a project's tooling when another language's source outnumbers them; a project mostly of shell keeps them as source, and an edit moving the share judges them again", async () => {
+    const facts = (path: string, language: string) => ({ path, copyMark: false, defs: [], language });
+    const c = Array.from({ length: 6 }, (_, i) => facts(`src/f${i}.c`, "c"));
+    expect(fileRoles([...c, facts("compile-ios.sh", "bash"), facts("script/test", "bash"), facts("tests/run.sh", "bash")])).toEqual({ "compile-ios.sh": "build-script", "script/test": "build-script" });
+    // nvm's shape: the shell library is the project, beside one JavaScript file.
+    expect(fileRoles([facts("nvm.sh", "bash"), facts("install.sh", "bash"), facts("bash_completion", "bash"), facts("lib/versions.js", "javascript")])).toEqual({});
+    // Incrementally: C files removed until shell scripts are no minority, then added back.
+    const roles = new FileRoles([...c, facts("build-ios.sh", "bash"), facts("make-dist.sh", "bash")]);
+    expect(roles.roles()).toEqual({ "build-ios.sh": "build-script", "make-dist.sh": "build-script" });
+    roles.update([], c.slice(3).map((f) => f.path));
+    expect(roles.roles()).toEqual(fileRoles([...c.slice(0, 3), facts("build-ios.sh", "bash"), facts("make-dist.sh", "bash")]));
+    expect(roles.roles()).toEqual({});
+    roles.update(c.slice(3), []);
+    expect(roles.roles()).toEqual({ "build-ios.sh": "build-script", "make-dist.sh": "build-script" });
+
+    // Built: a report on a regex's parse depth finds the C source, not the iOS build script.
+    const { engine, root } = await builtProject({
+      "src/main.c": "/* The command line: parses options and runs the program. */\n#include <stdio.h>\n/* Limits the parse depth of a regex against stack overflows in some builds. */\nint parse_regex_with_depth_limit(const char *re, int depth) { return depth > 1024 ? -1 : re[0]; }\nint main(int argc, char **argv) { return parse_regex_with_depth_limit(argv[0], argc); }\n",
+      "src/jv.c": "/* Values. */\nint jv_number(int x) { return x; }\nint jv_string(int x) { return x; }\n",
+      "src/util.c": "/* Utilities. */\nint util_min(int a, int b) { return a < b ? a : b; }\n",
+      // Matching the report better than the C source (its words "build", "stack", "overflow"): before the role, it came first.
+      "compile-ios.sh": "#!/bin/bash\n# Builds the regex library for iOS with a parse depth limit against stack overflow.\nbuild_regex() {\n  echo \"build regex with a stack limit $1\"\n}\nbuild_regex 1024\n",
+    });
+    expect(recordedRoles(root)).toEqual({ "compile-ios.sh": "build-script" });
+    const q = "Fix stack-overflow by limit regex parse depth\n\nA regex's parse depth had no limit low enough to protect from stack overflows in some builds; a limit of 1024 gives more margin.";
+    const { results } = await engine.search({ project_path: root, query: q, group_by: "file" });
+    expect(results[0].file_path).toBe("src/main.c");
+  });
 });

@@ -131,6 +131,25 @@ describe("names in a question", () => {
     expect(found("the `LongAdapter` reads it")).toEqual({ "src/TypeAdapters.java::TypeAdapters.LongAdapter": 1 });
   });
 
+  it("read a language's global function written bare as the builtin, not the project's methods of that name (busted's handler.error for Lua's error())", () => {
+    const lua = (file: string, q: string, type = "function") => ({ ...node(file, q, type), language: "lua" });
+    const idx = new NameIndex([
+      lua("busted/outputHandlers/junit.lua", "handler.error", "method"),
+      lua("busted/outputHandlers/TAP.lua", "handler.error", "method"),
+      lua("busted/core.lua", "busted.fail", "method"),
+      lua("busted/compat.lua", "exit"),
+      node("src/sessions.py", "Session.open", "method"),
+      node("src/files.py", "open"),
+    ]);
+    const found = (q: string) => Object.fromEntries(idx.find(q).map((m) => [m.node.id, m.strength]));
+    // Lua's error() and Python's open(): the language's own.
+    expect(found("On Lua 5.3 `error()` is not silent: don't throw an error() to exit")).toEqual({});
+    expect(found("why does open() of a session leak")).toEqual({ "src/files.py::open": 1 });
+    // Qualified, the methods are named; a name no builtin has is named bare.
+    expect(found("handler.error prints the trace")).toEqual({ "busted/outputHandlers/junit.lua::handler.error": 1, "busted/outputHandlers/TAP.lua::handler.error": 1 });
+    expect(found("exit() and fail() on errors")).toEqual({ "busted/compat.lua::exit": 1, "busted/core.lua::busted.fail": 1 });
+  });
+
   it("ignore prose words and other cases", () => {
     expect(strengths("how is a ledger posted")).toEqual({});
     expect(strengths("does LEDGER.POST round")).toEqual({});
@@ -163,6 +182,9 @@ describe("paths and stack-trace frames in a question", () => {
     expect(Object.keys(strengths("it breaks in lib/util/errors.py:1 when run twice"))).toEqual(["util/errors.py", "util/errors.py::EmptyError"]);
     expect(Object.keys(strengths("see errors.py"))).toEqual(["util/errors.py"]);
     expect(strengths("see other/ledger.txt and nothing.py")).toEqual({});
+    // A route through a script (PATH_INFO) or a directory with a dot in its name names no file (Slim's report on routing of /index.php/foo).
+    expect(strengths("allow routing of /errors.py/foo again, as /app/errors.py/bar/baz did")).toEqual({});
+    expect(Object.keys(strengths("see https://example.org/blob/1a2b/lib/util/errors.py#L12 and errors.py/"))).toEqual(["util/errors.py"]);
   });
 
   it("by a base name alone only weakly when the written directories disagree with the file's", () => {

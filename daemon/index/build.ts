@@ -778,7 +778,8 @@ function scheduleFill(
     const work = buildFill(held!.delta, held!.sources, a.rows ?? new Map());
     held = undefined;
     released?.();
-    return fillIndex(cfg, { ...a, work, meanwhile: () => graphWritten(cfg, write) });
+    await graphWritten(cfg, write);
+    return fillIndex(cfg, { ...a, work });
   });
 }
 
@@ -937,20 +938,7 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
  */
 async function fillIndex(
   cfg: ResolvedConfig,
-  a: {
-    embedder: Embedder;
-    pool: ParsePool;
-    work: FillWork;
-    rows?: Map<string, FileRow>;
-    answerable: BuildResult;
-    t0: number;
-    stop?: AbortSignal;
-    /**
-     * Work of this thread done while the workers take the first part (a whole-tree build's graph.json:
-     * 2.5 s of Go's src, which the workers waited out before they were asked for anything).
-     */
-    meanwhile?: () => Promise<void>;
-  },
+  a: { embedder: Embedder; pool: ParsePool; work: FillWork; rows?: Map<string, FileRow>; answerable: BuildResult; t0: number; stop?: AbortSignal },
 ): Promise<BuildResult> {
   const t1 = performance.now();
   const { byFile, counts, sourceOf } = a.work;
@@ -965,12 +953,6 @@ async function fillIndex(
   const ask = (part: string[]) => a.pool.fillAll(part.map((p) => ({ path: p, source: counts.has(p) ? sourceOf(p) : undefined, texts: (byFile.get(p) ?? []).map((n) => n.text) })), inWorkers, countTokens);
   let asked: ReturnType<typeof ask> | undefined;
   try {
-    if (a.meanwhile) {
-      asked = parts.length ? ask(parts[0]) : undefined;
-      // Its failure (a full disk) ends the fill; what the workers made of the part is dropped.
-      asked?.catch(() => {});
-      await a.meanwhile();
-    }
     for (const [i, part] of parts.entries()) {
       // A turn of the event loop between parts: a part done in this thread awaits nothing that waits,
       // and the daemon's word to stop (or its disconnect) is only read here.

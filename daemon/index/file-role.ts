@@ -47,8 +47,7 @@ const BUILD_SCRIPT = /(^|\/)((Global|Shared)?AssemblyInfo\.cs|build\.rs|setup\.p
  * Hidden files and directories (`.travis.sh`, `.github/scripts/`, `.circleci/`): continuous integration
  * and tooling, never what the project ships.
  */
-const HIDDEN = /(^|\/)\.[^/.][^/]*\//;
-const HIDDEN_FILE = /(^|\/)\.[^/.][^/]*$/;
+const HIDDEN = /(^|\/)\.[^/.][^/]*(\/|$)/;
 /** Names of generated copies: an amalgamation, a single-header distribution. */
 const COPY_NAME = /(^|\/)single_include\/|amalgamat/i;
 /** A header comment saying the file is made from others (comments that say "DO NOT EDIT" on their first lines are skipped as generated before this). */
@@ -107,7 +106,7 @@ export function roleByPath(path: string, copyMark: boolean, platformCopy = false
   if (COPY_NAME.test(path) || copyMark) return "generated-copy";
   if (VENDORED.test(path) || VENDORED_PY.test(path) || DOC_SITE.test(path) || platformCopy) return "vendored";
   if (BENCH.test(path)) return "bench";
-  if (BUILD_SCRIPT.test(path) || HIDDEN.test(path) || HIDDEN_FILE.test(path)) return "build-script";
+  if (BUILD_SCRIPT.test(path) || HIDDEN.test(path)) return "build-script";
   if (EXAMPLE.test(path)) return "example";
   return "source";
 }

@@ -83,9 +83,9 @@ export function pinnedLanguages(jobs: readonly { language: LanguageId; source: s
   const load = new Array<number>(workers).fill(0);
   const small = [...bytes].filter(([, b]) => b <= total / workers / 2).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   for (const [language, b] of small) {
-    const w = load.indexOf(Math.min(...load));
     // Never pin all a build's languages: one language left shared keeps every worker busy to the end.
     if (pinned.size === bytes.size - 1) break;
+    const w = load.indexOf(Math.min(...load));
     pinned.set(language, w);
     load[w] += b;
   }

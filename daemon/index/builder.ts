@@ -70,6 +70,9 @@ export function rssMb(): number {
 /** A build that indexed this many files gets a fresh build thread afterwards (ThreadBuilder.recycle). */
 const RECYCLE_AFTER_FILES = 1000;
 
+/** A warm load's state is readied for saves this long after it (LocalBuilder.schedulePrepare). */
+const PREPARE_AFTER_MS = 2000;
+
 /** graph.json for watch builds is written once edits have settled this long, at least (see scheduleGraphWrite). */
 const GRAPH_FILE_SETTLE_MS = 1500;
 const GRAPH_FILE_QUIET_FACTOR = 3;
@@ -91,13 +94,18 @@ export class LocalBuilder implements Builder {
     private readonly workers: number,
     private readonly embedder: (cfg: ResolvedConfig) => Promise<Embedder>,
     private readonly writeGraph?: typeof writeGraphFile,
-    /** A process that builds once and exits keeps no warm state: the graph it resolved is let go before its fill. */
-    private readonly keepsWarmState = true,
+    private readonly opts: {
+      /** A process that builds once and exits keeps no warm state: the graph it resolved is let go before its fill. */
+      keepsWarmState?: boolean;
+      /** Where a save's files have their tokens counted, when not in this thread (ParsePool). */
+      countTokens?: (source: string) => Promise<number>;
+    } = {},
   ) {}
 
   /** `mayWrite`: see BuildOptions (the build thread asks the daemon). */
   build(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
     clearTimeout(this.reclusterTimer);
+    clearTimeout(this.prepareTimer);
     this.builds++;
     const run = this.chain.then(() => this.runBuild(cfg, req, onProgress, mayWrite));
     this.chain = run.catch(() => {});
@@ -115,7 +123,7 @@ export class LocalBuilder implements Builder {
   private async runBuild(cfg: ResolvedConfig, req: BuildRequest, onProgress?: (p: BuildProgress) => void, mayWrite?: () => Promise<boolean>): Promise<BuildResult> {
     // The build pipeline (parsers, clustering) loads on the first build, never in a reader that only answers.
     const [{ buildIndex }, { ParsePool }] = await Promise.all([import("./build.js"), import("./parse-pool.js")]);
-    this.pool ??= new ParsePool(this.workers);
+    this.pool ??= new ParsePool(this.workers, this.opts.countTokens);
     const running = (this.running = new AbortController());
     try {
       const result = await buildIndex(cfg, {
@@ -130,16 +138,17 @@ export class LocalBuilder implements Builder {
         check: req.check,
         embedder: await this.embedder(cfg),
         pool: this.pool,
-        cache: this.keepsWarmState ? this.cache : undefined,
+        cache: this.opts.keepsWarmState !== false ? this.cache : undefined,
         onProgress,
         deferGraphFile: req.deferGraphFile ? (write) => this.scheduleGraphWrite(write) : undefined,
         // Where someone listens for background changes (the daemon), clustering waits for a quiet moment.
         deferRecluster: !!this.onBackground,
         fill: (job) => this.fill(job),
         fillStop: this.fillStop.signal,
-        fillReleased: this.keepsWarmState ? undefined : () => collectNow(false),
+        fillReleased: this.opts.keepsWarmState !== false ? undefined : () => collectNow(false),
       });
       if (result.recluster_due) this.scheduleRecluster(cfg);
+      if (req.warm) this.schedulePrepare(cfg);
       return result;
     } catch (err) {
       this.cache = {}; // the next build reloads from the index, which the failed build left intact
@@ -215,6 +224,28 @@ export class LocalBuilder implements Builder {
         .catch((err: Error) => log.warn("re-clustering in the background failed; communities stay as carried", { error: err.message }))
         .finally(() => (this.detecting = undefined));
     }, GRAPH_FILE_SETTLE_MS);
+  }
+
+  private prepareTimer?: NodeJS.Timeout;
+
+  /**
+   * Once a warm load has settled (a daemon's start, a fresh build thread), the warm state is readied
+   * for the first save (prepareForSaves), unless a build came first: the start's first answers go
+   * before it.
+   */
+  private schedulePrepare(cfg: ResolvedConfig): void {
+    const builds = this.builds;
+    this.prepareTimer = setTimeout(() => {
+      this.chain = this.chain.then(async () => {
+        const cache = this.cache.value;
+        if (!cache || !this.pool || this.builds !== builds) return;
+        const t0 = performance.now();
+        const { prepareForSaves } = await import("./build.js");
+        await prepareForSaves(cfg, cache, this.pool, await this.embedder(cfg));
+        log.debug("build state readied for saves", { ms: Math.round(performance.now() - t0) });
+      }).catch((err: Error) => log.debug("readying the build state for saves failed; the first save does it", { error: err.message }));
+    }, PREPARE_AFTER_MS);
+    this.prepareTimer.unref();
   }
 
   /** Detects `cache`'s communities on a thread, then writes them in the chain's turn unless a build has run since. */
@@ -300,13 +331,16 @@ export type ToThread =
   | { type: "stop-fills" }
   | { type: "memory"; id: number }
   | { type: "cancel"; id: number }
-  | { type: "may-write"; id: number; ok: boolean };
+  | { type: "may-write"; id: number; ok: boolean }
+  | { type: "tokens"; id: number; tokens: number };
 export type FromThread =
   | { type: "progress"; id: number; progress: BuildProgress }
   | { type: "may-write"; id: number }
   | { type: "background"; result: BuildResult }
   | { type: "filled"; result: BuildResult }
   | { type: "memory"; id: number; memory: Record<string, number> }
+  /** A save's file to count tokens of, here (the daemon's thread holds the tokenizer; see ParsePool). */
+  | { type: "count-tokens"; id: number; source: string }
   | { type: "done"; id: number; result: BuildResult }
   | { type: "failed"; id: number; error: { code: string; message: string; details?: Record<string, unknown> } }
   | { type: "closed" };
@@ -561,6 +595,7 @@ export class ThreadBuilder implements Builder {
       if (m.type === "closed") return;
       if (m.type === "background") return this.onBackground?.(m.result);
       if (m.type === "filled") return this.onFilled?.(m.result);
+      if (m.type === "count-tokens") return void countHere(m.source).then((tokens) => h.send({ type: "tokens", id: m.id, tokens } satisfies ToThread));
       if (m.type === "memory") {
         this.lastMemory = m.memory; // a late answer still updates the stand-in
         this.asked.get(m.id)?.(m.memory);
@@ -589,6 +624,11 @@ export class ThreadBuilder implements Builder {
     })();
     return this.closed;
   }
+}
+
+/** The o200k count of a text in this thread (the daemon's, which answers with the tokenizer loaded). */
+async function countHere(source: string): Promise<number> {
+  return (await import("../../shared/tokens.js")).countTokens(source);
 }
 
 /** Builds of the whole tree: forced, or the first of a local index (another backend's first build is told by its store, in the build). */

@@ -91,6 +91,11 @@ export class Extractor {
     }
   }
 
+  /** Loads a grammar and compiles its query ahead of its first file. */
+  async prepare(spec: LanguageSpec): Promise<void> {
+    await this.load(spec);
+  }
+
   /** Parses only, no query or walk: the floor a build's parse cannot go below (the benchmarks' parse-only time). */
   async parseOnly(source: string, spec: LanguageSpec): Promise<void> {
     const { parser } = await this.load(spec);

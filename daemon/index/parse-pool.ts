@@ -101,7 +101,15 @@ export class ParsePool {
   private idleTimer?: NodeJS.Timeout;
   private owner = new Map<number, Worker>();
 
-  constructor(private readonly size: number) {}
+  /**
+   * `countElsewhere`: where files parsed in this thread have their tokens counted instead of here
+   * (the daemon's build thread asks its main thread, which holds the tokenizer already: a second
+   * copy cost the build thread ~45 MB at rest and its first save ~0.26 s to load).
+   */
+  constructor(
+    private readonly size: number,
+    private readonly countElsewhere?: (source: string) => Promise<number>,
+  ) {}
 
   /**
    * Extracts of the files; with `embedder` (the built-in one's id), files parsed on workers also come
@@ -155,7 +163,12 @@ export class ParsePool {
     if (jobs.length < 24 || this.size <= 1) {
       for (const job of jobs) {
         if (signal?.aborted) break;
-        await record(this.local.extract(job.path, job.source, languageById(job.language), { countTokens: !light }).then((extract) => ({ extract })), job, true);
+        const elsewhere = light ? undefined : this.countElsewhere;
+        const parsed = this.local.extract(job.path, job.source, languageById(job.language), { countTokens: !light && !elsewhere }).then(async (extract) => {
+          if (elsewhere) extract.tokens = await elsewhere(job.source);
+          return { extract };
+        });
+        await record(parsed, job, true);
       }
     } else {
       this.start();
@@ -223,6 +236,16 @@ export class ParsePool {
     // A worker lost under a job: what is left is done here, without vectors (the caller embeds them).
     for (const j of jobs) if (!out.has(j.path)) out.set(j.path, { tokens: j.source === undefined ? undefined : count(j.source) });
     return out;
+  }
+
+  /**
+   * Loads a language's grammar and compiles its query in this thread, ahead of the files parsed here
+   * (a save's); with a sample file, parses it too (its code paths' first run is several times slower).
+   */
+  async prepare(language: LanguageId, sample?: { path: string; source: string }): Promise<void> {
+    const spec = languageById(language);
+    if (sample) await this.local.extract(sample.path, sample.source, spec, { countTokens: false });
+    else await this.local.prepare(spec);
   }
 
   /** Workers running now (started by the first job, gone after `close` or an idle spell). */

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
-import { buildIndex } from "../../dist/daemon/index/build.js";
+import { buildIndex, prepareForSaves, type BuildCache } from "../../dist/daemon/index/build.js";
 import { createEmbedder } from "../../dist/daemon/index/embed/select.js";
 import { ParsePool, pinnedLanguages } from "../../dist/daemon/index/parse-pool.js";
 import { resolveConfig } from "../../dist/shared/config.js";
@@ -73,4 +74,64 @@ it("a language a build has little of is parsed by one worker alone; the rest is 
   expect(extracts.find((e) => e.path === "native/n2.c")!.defs.map((d) => d.name)).toEqual(["native_2"]);
   expect(extracts.find((e) => e.path === "bin/tool1.sh")!.defs.map((d) => d.name)).toEqual(["run_1"]);
   expect(pool.live).toBe(2);
+});
+
+it("files parsed in the build's thread have their tokens counted where the pool is told to (the daemon's thread)", async () => {
+  const { countTokens } = await import("../../dist/shared/tokens.js");
+  const sources = { "a.py": "def a():\n    return 'é'\n", "b.py": "class B:\n    pass\n", "c.go": "package c\n\nfunc C() int { return 1 }\n" };
+  const asked: string[] = [];
+  const pool = new ParsePool(2, async (source) => {
+    asked.push(source);
+    return countTokens(source);
+  });
+  cleanups.push(() => pool.close());
+  const jobs = Object.entries(sources).map(([p, source]) => ({ path: p, source, language: (p.endsWith(".go") ? "go" : "python") as "go" | "python" }));
+  const { extracts } = await pool.extractAll(jobs);
+  expect(asked.sort()).toEqual(Object.values(sources).sort());
+  expect(extracts.map((e) => [e.path, e.tokens])).toEqual(Object.entries(sources).map(([p, s]) => [p, countTokens(s)]));
+  // A build that counts after it is answerable (light) asks for none.
+  asked.length = 0;
+  await pool.extractAll(jobs, undefined, undefined, undefined, true);
+  expect(asked).toEqual([]);
+});
+
+it("a warm state readied for saves writes the same save as one that was not: roles judged ahead, the grammar loaded", async () => {
+  const files: Record<string, string> = {
+    "pkg/util.py": "def slugify(s):\n    return s.lower().replace(' ', '-')\n\ndef title(s):\n    return s.title()\n",
+    "pkg/app.py": "from pkg.util import slugify\n\ndef route(name):\n    return '/' + slugify(name)\n",
+    // A bundled copy of util: its role (vendored) is judged from the other files' definitions.
+    "pkg/_vendor/util.py": "def slugify(s):\n    return s.lower().replace(' ', '-')\n\ndef title(s):\n    return s.title()\n",
+    "tests/test_app.py": "from pkg.app import route\n\ndef test_route():\n    assert route('A b') == '/a-b'\n",
+  };
+  const meta = async (prepared: boolean) => {
+    const p = makeProject(files);
+    const cfg = resolveConfig(p.root);
+    const pool = new ParsePool(1);
+    cleanups.push(p.cleanup, () => pool.close());
+    const embedder = await createEmbedder(cfg);
+    await buildIndex(cfg, { embedder, pool });
+    // A daemon's start: the warm state loaded from the index by a build of nothing.
+    const cache: { value?: BuildCache } = {};
+    await buildIndex(cfg, { embedder, pool: new ParsePool(1), cache, warm: true, paths: [] });
+    expect(cache.value?.roles).toBeUndefined();
+    const savePool = new ParsePool(1);
+    cleanups.push(() => savePool.close());
+    if (prepared) {
+      await prepareForSaves(cfg, cache.value!, savePool, embedder);
+      expect(cache.value!.roles).toBeDefined();
+    }
+    p.write("pkg/app.py", `${files["pkg/app.py"]}\ndef about():\n    return route('About us')\n`);
+    touchLater(path.join(p.root, "pkg/app.py"));
+    const save = await buildIndex(cfg, { embedder, pool: savePool, cache, paths: ["pkg/app.py"] });
+    expect(save.files_changed).toBe(1);
+    const db = new Database(path.join(p.root, "codegraph-out/codemem_db/index.db"), { readonly: true });
+    try {
+      return Object.fromEntries((db.prepare("SELECT key, value FROM meta WHERE key IN ('file_roles', 'node_count', 'edge_count', 'total_tokens')").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    } finally {
+      db.close();
+    }
+  };
+  const readied = await meta(true);
+  expect(JSON.parse(readied.file_roles)).toMatchObject({ "pkg/_vendor/util.py": expect.anything() });
+  expect(readied).toEqual(await meta(false));
 });

@@ -211,7 +211,8 @@ async function main(): Promise<void> {
       // Clients may leave project_path out: this daemon serves exactly one project.
       if (input && typeof input === "object" && !Array.isArray(input) && !("project_path" in input)) input = { ...input, project_path: root };
       const result = await engine.dispatch(op, input, { owner: client.pid });
-      if (op === "build" || op === "codemem_build") ensureWatcher();
+      // What changes on disk meanwhile is the catch-up build's, once the watcher is ready.
+      if (op === "build" || op === "codemem_build") void engine.readyToAnswer().then(ensureWatcher);
       return result;
     },
     {

@@ -29,8 +29,9 @@ export class Readers {
     private readonly daemon: boolean,
   ) {}
 
-  current(): Promise<Retriever> {
-    this.ret ??= this.open().catch((err) => {
+  /** The warm reader, opened now if there is none (`opts`: how, see Retriever.open). */
+  current(opts?: Parameters<typeof Retriever.open>[1]): Promise<Retriever> {
+    this.ret ??= this.open(opts).catch((err) => {
       this.ret = undefined;
       throw err;
     });
@@ -61,7 +62,7 @@ export class Readers {
   }
 
   /** See Retriever.open; a reader is opened `gentle` beside a warm one (handOver). */
-  private open(opts: { background?: boolean; gentle?: boolean } = { background: this.daemon }): Promise<Retriever> {
+  private open(opts: Parameters<typeof Retriever.open>[1] = { background: this.daemon }): Promise<Retriever> {
     const cfg = this.cfg();
     return openStore(cfg, { mode: "read" })
       .then((store) =>
@@ -118,8 +119,9 @@ export class Readers {
     else {
       void this.invalidate();
       // A daemon opens the new reader now, not on the next question (819 ms of the first search after
-      // a full build of Go's src).
-      if (this.daemon && !this.closed) void this.currentOrNone();
+      // a full build of Go's src), and warms it at once: the builder's next answer waits for it
+      // (ProjectEngine.answering), where a start's first answers go before its warming.
+      if (this.daemon && !this.closed) void this.current({ background: true, warmDelayMs: 0 }).catch(() => undefined);
     }
   }
 

@@ -158,12 +158,12 @@ export class Retriever {
    * returned before they are ready (a daemon's first answers after a start), else once they are.
    * `gentle`: the catalog too is read in slices (a reader opened beside one that answers meanwhile).
    */
-  static async open(store: IndexStore, opts: { background?: boolean; gentle?: boolean } = {}): Promise<Retriever> {
+  static async open(store: IndexStore, opts: { background?: boolean; gentle?: boolean; warmDelayMs?: number } = {}): Promise<Retriever> {
     const r = new Retriever(store);
     const all = await store.catalog(undefined, { slice: opts.gentle ? GENTLE_CATALOG_SLICE : undefined });
     r.patchNodes([], all);
     await r.reloadRows();
-    const warm = r.warm(all, opts.background ? WARM_DELAY_MS : 0);
+    const warm = r.warm(all, opts.background ? (opts.warmDelayMs ?? WARM_DELAY_MS) : 0);
     r.warmed = warm.catch(() => undefined);
     if (opts.background) warm.catch((err) => log.warn("warming the index reader failed; answers go on without what it lacks", { error: (err as Error).message }));
     else await warm;
@@ -172,22 +172,29 @@ export class Retriever {
 
   /** Settles when the warming started at open has ended (loaded or failed). */
   private warmed: Promise<void> = Promise.resolve();
+  /** Settles when its term weights and names are built (the vectors may still be loading). */
+  private wordsWarmed: Promise<void> = Promise.resolve();
 
   /**
    * Waits, at most `ms`, for the term weights, names and vectors to load: an answer given while they
-   * load is lexical, and differs from the same question's answer a second later.
+   * load is lexical, and differs from the same question's answer a second later. While a build's fill
+   * writes the vectors, answers are lexical whatever is loaded: only the words are waited for (the
+   * first answer after a full build of Go's src waited 0.25 s more for a vector thread with nothing to use).
    */
   async whenWarm(ms: number): Promise<void> {
-    if (![...this.warming].some((p) => p !== REEMBEDDING)) return;
+    const words = this.filling.includes(FILLING_VECTORS);
+    if (![...this.warming].some((p) => p !== REEMBEDDING && !(words && p === VECTOR_SEARCH))) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((r) => (timer = setTimeout(r, ms)));
-    await Promise.race([this.warmed, late]);
+    await Promise.race([words ? this.wordsWarmed : this.warmed, late]);
     clearTimeout(timer);
   }
 
   private async warm(catalog: MemNode[], delayMs: number): Promise<void> {
-    const parts = ["term weights", "identifier mentions", "vector search"];
+    const parts = ["term weights", "identifier mentions", VECTOR_SEARCH];
     for (const p of parts) this.warming.add(p);
+    let wordsDone!: () => void;
+    this.wordsWarmed = new Promise<void>((r) => (wordsDone = r));
     this.missed = [];
     if (delayMs > 0) await new Promise<void>((r) => setTimeout(r, delayMs));
     const df = new Map<string, number>();
@@ -211,6 +218,7 @@ export class Retriever {
       this.missed = undefined;
       this.warming.delete(parts[0]);
       this.warming.delete(parts[1]);
+      wordsDone();
     }
     try {
       await this.store.warm?.();
@@ -455,7 +463,7 @@ export class Retriever {
     const lq = this.lexicalQuery(query);
     // The vector and whole-file queries are asked first: the local index answers them on a thread of
     // its own while the node query runs here.
-    const vectors = !this.warming.has("vector search") && !this.warming.has(REEMBEDDING) && !this.filling.includes(FILLING_VECTORS);
+    const vectors = !this.warming.has(VECTOR_SEARCH) && !this.warming.has(REEMBEDDING) && !this.filling.includes(FILLING_VECTORS);
     const [vec, files, lex] = await Promise.all([vectors ? this.vector(qv) : [], this.fileMatches(lq), this.lexical(lq)]);
     const scores = new Map<string, Hit>();
     const sig = new Map<string, Signals>();
@@ -714,6 +722,8 @@ function normalised(hits: RowScore[], floor: number): RowScore[] {
 
 /** The part of `filling` whose absence turns searches lexical. */
 export const FILLING_VECTORS = "vectors";
+/** What a reader's freshness says while its vectors load (`warming`). */
+const VECTOR_SEARCH = "vector search";
 
 /** What a reader lacks while the index's vectors are an earlier built-in embedder's (staleVectors). */
 const REEMBEDDING = "re-embedded vectors";

@@ -86,12 +86,17 @@ let nextCount = 0;
  */
 function countTokens(source: string): Promise<number> {
   const id = nextCount++;
+  return askDaemon(countAsked, id, { type: "count-tokens", id, source });
+}
+
+/** Posts a question to the daemon's thread; its answer (by id, in `pending`) settles it. */
+function askDaemon<T>(pending: Map<number, (answer: T) => void>, id: number, question: FromThread): Promise<T> {
   return new Promise((resolve) => {
-    countAsked.set(id, (tokens) => {
-      countAsked.delete(id);
-      resolve(tokens);
+    pending.set(id, (answer) => {
+      pending.delete(id);
+      resolve(answer);
     });
-    port.postMessage({ type: "count-tokens", id, source } satisfies FromThread);
+    port.postMessage(question);
   });
 }
 
@@ -139,14 +144,7 @@ async function handle(m: ToThread): Promise<void> {
   let answered!: () => void;
   builder.answerDelivered(new Promise<void>((resolve) => (answered = resolve)));
   try {
-    const mayWrite = () =>
-      new Promise<boolean>((resolve) => {
-        writeAsked.set(m.id, (ok) => {
-          writeAsked.delete(m.id);
-          resolve(ok);
-        });
-        port.postMessage({ type: "may-write", id: m.id } satisfies FromThread);
-      });
+    const mayWrite = () => askDaemon(writeAsked, m.id, { type: "may-write", id: m.id });
     const result = await builder.build(m.cfg, m.req, (progress) => port.postMessage({ type: "progress", id: m.id, progress } satisfies FromThread), mayWrite);
     heavy = !!m.req.warm || result.files_changed + result.files_removed >= HEAVY_BUILD_FILES;
     void deliver({ type: "done", id: m.id, result } satisfies FromThread).finally(answered);

@@ -220,11 +220,17 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const phases: Record<string, number> = {};
   /** Memory at each phase's end (MB): the process's RSS, this thread's heap, and buffers outside it; what the peak is made of. */
   const memory: Record<string, { rss: number; heap: number; external: number }> = {};
+  /** The process's CPU time in each phase (ms, every thread): beside its wall time, how busy the cores were. */
+  const cpu: Record<string, number> = {};
   let mark = t0;
+  let cpuMark = process.cpuUsage();
   const lap = (name: string) => {
     const now = performance.now();
     phases[name] = Math.round(now - mark);
     mark = now;
+    const used = process.cpuUsage(cpuMark);
+    cpu[name] = Math.round((used.user + used.system) / 1000);
+    cpuMark = process.cpuUsage();
     const m = process.memoryUsage();
     memory[name] = { rss: Math.round(m.rss / 1048576), heap: Math.round(m.heapUsed / 1048576), external: Math.round(m.external / 1048576) };
   };
@@ -234,7 +240,7 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   const finish = (r: Omit<BuildResult, "time_elapsed" | "files_skipped" | "skipped" | "unsupported" | "graph_source" | "embedder" | "index_version">, scan: Pick<Scan, "skipped" | "unsupported">): BuildResult => {
     const skipped = scan.skipped;
     const result: BuildResult = { ...r, time_elapsed: Math.round(performance.now() - t0) / 1000, files_skipped: skipped.length, skipped, unsupported: unsupportedList(scan.unsupported), graph_source: source, embedder: embedder.id, index_version: INDEX_VERSION };
-    log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases, phases_memory_mb: memory });
+    log.debug("build finished", { ...result, changed_paths: r.changed_paths.length, rows_changed: r.rows_changed.length, skipped: skipped.length, phases_ms: phases, phases_cpu_ms: cpu, phases_memory_mb: memory });
     return result;
   };
   const report = opts.onProgress ?? (() => {});

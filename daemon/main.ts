@@ -212,7 +212,7 @@ async function main(): Promise<void> {
       if (input && typeof input === "object" && !Array.isArray(input) && !("project_path" in input)) input = { ...input, project_path: root };
       const result = await engine.dispatch(op, input, { owner: client.pid });
       // What changes on disk meanwhile is the catch-up build's, once the watcher is ready.
-      if (op === "build" || op === "codemem_build") void engine.readyToAnswer().then(ensureWatcher);
+      if (op === "build" || op === "codemem_build") void engine.readerWarm().then(ensureWatcher);
       return result;
     },
     {
@@ -320,7 +320,8 @@ async function main(): Promise<void> {
     }, Math.min(60_000, Math.max(250, idleMs / 4))).unref();
   }
 
-  // Open the read path first, so a start's first question does not wait for the watcher's walk of the tree.
+  // Open the read path first, so a start's first question does not wait for the watcher's walk of the
+  // tree, and watch once the reader is warm: answers are lexical until then.
   if (indexed()) {
     engine.prefetchFreshness();
     try {
@@ -329,6 +330,7 @@ async function main(): Promise<void> {
     } catch (err) {
       log.warn("warm-up failed; requests will report the problem", { error: (err as Error).message });
     }
+    await engine.readerWarm();
   }
   if (args.watch) ({ startWatcher } = await import("./watch.js"));
   ensureWatcher();

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
-import { callDaemon, closeConnections, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
+import { callDaemon, closeConnections, daemonStatus, pingDaemon, stopDaemon } from "../../dist/client/rpc.js";
 import { ProjectEngine } from "../../dist/daemon/engine.js";
 import { discover } from "../../dist/daemon/index/walk.js";
 import { walkApart } from "../../dist/daemon/index/walk-thread.js";
@@ -23,6 +23,18 @@ describe("a daemon's first answers after a start", () => {
     expect(here.length).toBeGreaterThan(1);
     expect(here.map((f) => f.path)).not.toContain("app/report.py");
     expect(await walkApart(cfg)).toEqual(here);
+  });
+
+  it("the watcher starts once the reader is warm: from then on answers have the term weights, names and vectors", async () => {
+    const root = makeProject();
+    const engine = await ProjectEngine.open(root, { sideEffects: false });
+    await engine.build({ project_path: root });
+    await engine.close();
+    spawnDaemonChild(root);
+    // Its walk of the tree beside the warming would hold the warming back (Go's src: 2 s of the answering thread).
+    await waitFor("the daemon's watcher", async () => !!(await daemonStatus(root)).watcher, 60_000, 10);
+    const out = (await callDaemon(root, "search", { project_path: root, query: "stock report" })) as { freshness: { warming?: string[] } };
+    expect(out.freshness.warming).toBeUndefined();
   });
 
   it("report what changed while no daemon ran: edits, additions and deletions are pending", async () => {

@@ -383,6 +383,7 @@ async function runSide(dist, corpus, work, saves) {
     firsts.push(Math.round(performance.now() - t));
     out.first_answer_tokens = first.tokens;
     for (let warming = first.freshness?.warming; warming; ) {
+      if (performance.now() - t > 120_000) throw new Error(`answers still warming (${warming.join(", ")}) 120 s after a restart`);
       await sleep(50);
       ({ warming } = (await callDaemon(work, "search", { project_path: work, query: QUESTIONS[0], limit: 1 }, { source: "bench" })).freshness);
     }

@@ -223,14 +223,18 @@ export async function buildIndex(cfg: ResolvedConfig, opts: BuildOptions): Promi
   /** The process's CPU time in each phase (ms, every thread): beside its wall time, how busy the cores were. */
   const cpu: Record<string, number> = {};
   let mark = t0;
-  let cpuMark = process.cpuUsage();
+  const cpuNow = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  let cpuMark = cpuNow();
   const lap = (name: string) => {
     const now = performance.now();
     phases[name] = Math.round(now - mark);
     mark = now;
-    const used = process.cpuUsage(cpuMark);
-    cpu[name] = Math.round((used.user + used.system) / 1000);
-    cpuMark = process.cpuUsage();
+    const cpuAt = cpuNow();
+    cpu[name] = Math.round(cpuAt - cpuMark);
+    cpuMark = cpuAt;
     const m = process.memoryUsage();
     memory[name] = { rss: Math.round(m.rss / 1048576), heap: Math.round(m.heapUsed / 1048576), external: Math.round(m.external / 1048576) };
   };

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Scale benchmark: a large real tree through a real daemon, for this build and a baseline build.
-//   npm run bench:scale [-- --tree go-src|go-src-x5|all] [--baseline REF|none] [--baseline-large] [--saves N] [--codegraph] [--json]
+//   npm run bench:scale [-- --tree go-src|go-src-x5|all] [--baseline REF|none] [--baseline-large] [--saves N] [--builds N] [--codegraph] [--json]
 // --codegraph also times codegraph 1.6.1's `init` of the same tree in the same run (installed apart:
 //   npm install --prefix .bench-cache/codegraph @colbymchenry/codegraph@1.6.1).
+// --builds N measures the full build N times per side, the sides alternating (N − 1 runs of the
+//   build alone, then the full run's): its figures are the medians, with the range beside them (a
+//   full build of Go's src moves by 1-2 s from one run to the next on this 2-core host).
 // Trees come from scripts/fetch-scale-corpora.sh (Go 1.19's src/ with its tests: ~60K nodes; five
 // copies: ~300K). Each side runs in its own process on its own copy of the tree: a full build
 // through the daemon, the index's size on disk, daemon RSS at rest, save → searchable over N saves
@@ -32,6 +35,8 @@ const TARGETS = {
   "go-src": { answerable_s: 20, build_s: 30, build_rss_mb: 1000, index_mb: 150, rss_mb: 500, save_p50_ms: 300, save_p95_ms: 600, first_answer_ms: 1500, query_p50_ms: 30, search_p50_ms: 15, during_build_p99_ms: 200 },
   "go-src-x5": { rss_mb: 1500, save_p50_ms: 1000 },
 };
+/** The figures of a full build (runSide's step 1), which --builds measures more than once. */
+const BUILD_FIGURES = ["build_s", "complete_s", "first_answer_after_build_ms", "build_cpu_s", "build_peak_rss_mb"];
 const QUESTIONS = [
   "how does the http server handle keep-alive connections",
   "where are TLS certificates verified",
@@ -104,7 +109,7 @@ const duMb = (p) => {
 };
 
 if (args[0] === "--side") {
-  await runSide(args[1], args[2], args[3], Number(opt("--saves", "20")));
+  await runSide(args[1], args[2], args[3], Number(opt("--saves", "20")), args.includes("--build-only"));
   process.exit(0);
 }
 
@@ -119,15 +124,25 @@ if (baseRef !== "none") sides.push({ name: `baseline ${baseRef}`, dist: prepareB
 const results = {};
 const floors = {};
 const codegraph = {};
+const builds = Number(opt("--builds", "1"));
 for (const tree of trees) {
   results[tree] = {};
   // The parse-only floor of the tree (tree-sitter's parse of every file, no query), in CPU seconds.
   floors[tree] = JSON.parse(execFileSync(process.execPath, [path.join(repo, "scripts/parse-floor.mjs"), path.join(repo, "dist"), path.join(repo, ".bench-cache/corpora", tree)], { encoding: "utf8" }).trim().split("\n").pop());
-  for (const side of sides) {
-    if (side.name !== "this build" && tree !== "go-src" && !args.includes("--baseline-large")) continue;
-    const work = path.join(repo, ".bench-cache/work", `scale-${tree}-${side.name === "this build" ? "current" : "baseline"}`);
+  const treeSides = sides.filter((side) => side.name === "this build" || tree === "go-src" || args.includes("--baseline-large"));
+  const workOf = (side) => path.join(repo, ".bench-cache/work", `scale-${tree}-${side.name === "this build" ? "current" : "baseline"}`);
+  // --builds: the build alone, N − 1 times per side, the sides taking turns.
+  const buildRuns = new Map(treeSides.map((side) => [side.name, []]));
+  for (let run = 1; run < builds; run++) {
+    for (const side of treeSides) {
+      console.error(`bench-scale: ${tree}, ${side.name}, full build ${run} of ${builds} …`);
+      buildRuns.get(side.name).push(await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), workOf(side), true));
+    }
+  }
+  for (const side of treeSides) {
     console.error(`bench-scale: ${tree}, ${side.name} …`);
-    results[tree][side.name] = { ...(await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), work)), parse_floor_cpu_s: floors[tree].cpu_s };
+    const full = await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), workOf(side));
+    results[tree][side.name] = { ...full, ...medianBuild([...buildRuns.get(side.name), full]), parse_floor_cpu_s: floors[tree].cpu_s };
   }
   // codegraph's first build of the same tree (`codegraph init`), timed in the same run: the issue's bar is 0.4× its time.
   if (args.includes("--codegraph")) {
@@ -141,9 +156,18 @@ for (const tree of trees) {
 if (args.includes("--json")) console.log(JSON.stringify({ ...results, codegraph }, null, 2));
 else report(results);
 
-function child(dist, corpus, work) {
+/** A full build's figures (runSide's step 1), each the median of the runs, the runs kept beside them (`build_runs`). */
+function medianBuild(runs) {
+  const median = (k) => {
+    const v = runs.map((r) => r[k]).sort((a, b) => a - b);
+    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  };
+  return { ...Object.fromEntries(BUILD_FIGURES.map((k) => [k, median(k)])), build_runs: runs.map((r) => Object.fromEntries(BUILD_FIGURES.map((k) => [k, r[k]]))) };
+}
+
+function child(dist, corpus, work, buildOnly = false) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), "--side", dist, corpus, work, "--saves", opt("--saves", "20")], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CODEMEM_DEBUG: "1" } });
+    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), "--side", dist, corpus, work, "--saves", opt("--saves", "20"), ...(buildOnly ? ["--build-only"] : [])], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CODEMEM_DEBUG: "1" } });
     let out = "";
     p.stdout.on("data", (d) => (out += d));
     p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`side ${dist} exited ${code}`))));
@@ -182,7 +206,7 @@ async function rawClient(socket) {
   };
 }
 
-async function runSide(dist, corpus, work, saves) {
+async function runSide(dist, corpus, work, saves, buildOnly) {
   const { callDaemon, closeConnections, daemonStatus, stopDaemon } = await import(path.join(dist, "client/rpc.js"));
   const { socketPathFor } = await import(path.join(dist, "client/socket-path.js"));
   const { graphFileBuiltAt } = await import(path.join(dist, "daemon/index/graph-file.js"));
@@ -254,6 +278,11 @@ async function runSide(dist, corpus, work, saves) {
   out.nodes = built.node_count;
   out.edges = built.edge_count;
   out.files = built.files_indexed;
+  if (buildOnly) {
+    await stopDaemon(work);
+    console.log(JSON.stringify(out));
+    return;
+  }
   let status = await idle();
   await sleep(6000); // graph.json's deferred write, then rest
   out.index_mb = duMb(path.join(work, "codegraph-out/codemem_db"));
@@ -449,6 +478,12 @@ function report(results) {
       console.log(`${label.padEnd(32)}${cells.join("")}   ${verdict}`);
     }
     console.log(`saves (ms, ${names[0]}): ${sides[names[0]].save_ms.all.join(" ")}`);
+    for (const n of names) {
+      const runs = sides[n].build_runs;
+      if (runs.length < 2) continue;
+      const range = (k) => `${fmt(Math.min(...runs.map((r) => r[k])))}–${fmt(Math.max(...runs.map((r) => r[k])))}`;
+      console.log(`full builds of ${n}, medians above of ${runs.length} runs (sides alternating): answerable ${range("build_s")} s, complete ${range("complete_s")} s, CPU ${range("build_cpu_s")} s, peak RSS ${range("build_peak_rss_mb")} MB`);
+    }
     for (const n of names) console.log(`load average before and after ${n}'s build: ${sides[n].load?.join(" | ")}`);
     const cg = codegraph[tree]?.seconds;
     if (cg !== undefined) {

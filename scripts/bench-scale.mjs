@@ -127,8 +127,9 @@ const codegraph = {};
 const builds = Number(opt("--builds", "1"));
 for (const tree of trees) {
   results[tree] = {};
+  const corpus = path.join(repo, ".bench-cache/corpora", tree);
   // The parse-only floor of the tree (tree-sitter's parse of every file, no query), in CPU seconds.
-  floors[tree] = JSON.parse(execFileSync(process.execPath, [path.join(repo, "scripts/parse-floor.mjs"), path.join(repo, "dist"), path.join(repo, ".bench-cache/corpora", tree)], { encoding: "utf8" }).trim().split("\n").pop());
+  floors[tree] = JSON.parse(execFileSync(process.execPath, [path.join(repo, "scripts/parse-floor.mjs"), path.join(repo, "dist"), corpus], { encoding: "utf8" }).trim().split("\n").pop());
   const treeSides = sides.filter((side) => side.name === "this build" || tree === "go-src" || args.includes("--baseline-large"));
   const workOf = (side) => path.join(repo, ".bench-cache/work", `scale-${tree}-${side.name === "this build" ? "current" : "baseline"}`);
   // --builds: the build alone, N − 1 times per side, the sides taking turns.
@@ -136,19 +137,19 @@ for (const tree of trees) {
   for (let run = 1; run < builds; run++) {
     for (const side of treeSides) {
       console.error(`bench-scale: ${tree}, ${side.name}, full build ${run} of ${builds} …`);
-      buildRuns.get(side.name).push(await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), workOf(side), true));
+      buildRuns.get(side.name).push(await child(side.dist, corpus, workOf(side), true));
     }
   }
   for (const side of treeSides) {
     console.error(`bench-scale: ${tree}, ${side.name} …`);
-    const full = await child(side.dist, path.join(repo, ".bench-cache/corpora", tree), workOf(side));
+    const full = await child(side.dist, corpus, workOf(side));
     results[tree][side.name] = { ...full, ...medianBuild([...buildRuns.get(side.name), full]), parse_floor_cpu_s: floors[tree].cpu_s };
   }
   // codegraph's first build of the same tree (`codegraph init`), timed in the same run: the issue's bar is 0.4× its time.
   if (args.includes("--codegraph")) {
     console.error(`bench-scale: ${tree}, codegraph ${CODEGRAPH_VERSION} init …`);
     const work = path.join(repo, ".bench-cache/work", `scale-${tree}-codegraph`);
-    codegraph[tree] = { seconds: codegraphGraph(codegraphCli(repo), path.join(repo, ".bench-cache/corpora", tree), work).seconds };
+    codegraph[tree] = { seconds: codegraphGraph(codegraphCli(repo), corpus, work).seconds };
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
